@@ -1,0 +1,139 @@
+"""Rules the engine itself reports (a file it cannot read or parse, a limit hit, a crash inside a rule).
+
+They have documentation like every other rule, but no check() of their own: the engine produces them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from precisionlint.checks import Rule
+from precisionlint.model import Finding, Severity
+
+
+def _never(_ctx: object) -> Iterable[Finding]:
+    return ()
+
+
+PARSE_ERROR_DOC = """\
+## What it does
+Reports a file that cannot be parsed as TOML, YAML, JSON or Python, or that is not valid UTF-8, with the
+parser's own line and column.
+
+## Why is this bad?
+A configuration that does not parse will stop the training job at start-up (or, worse, a tool that reads it
+with a more lenient parser will silently use other values). precisionlint cannot check what it cannot read;
+the other files of the run are still checked.
+
+## Example
+```yaml
+trainer:
+  precision: "bf16-mixed
+```
+
+## Use instead
+```yaml
+trainer:
+  precision: "bf16-mixed"
+```
+
+## Fix safety
+No fix: only the author knows what was meant.
+
+## References
+- TOML 1.0: https://toml.io/en/v1.0.0
+- YAML 1.2: https://yaml.org/spec/1.2.2/
+- JSON: https://www.rfc-editor.org/rfc/rfc8259
+"""
+
+IO_ERROR_DOC = """\
+## What it does
+Reports a file that exists in the list of paths but cannot be read: permission denied, removed while the run
+was going on, a special file, or a broken symbolic link.
+
+## Why is this bad?
+A file that cannot be read was not checked; the run says so instead of passing silently.
+
+## Example
+`chmod 000 configs/train.yaml` followed by `precisionlint check configs/`.
+
+## Use instead
+Make the file readable, or exclude it (`exclude` in `[tool.precisionlint]`).
+
+## Fix safety
+No fix.
+
+## References
+- https://docs.python.org/3/library/exceptions.html#OSError
+"""
+
+LIMIT_DOC = """\
+## What it does
+Reports a file that was skipped because it exceeds one of the per-file limits: its size (`max-file-size`,
+default 10 MB), the nodes walked in its tree (`max-nodes`, default 1,000,000, which stops YAML alias bombs),
+or its nesting depth.
+
+## Why is this bad?
+Training configurations are small. A file over these limits is generated data, a fixture, or an attack
+(a "billion laughs" YAML), and checking it would cost more than the rest of the repository. The limit is
+reported so that the skip is visible, never silent.
+
+## Example
+A 50 MB `fixtures/huge.json` inside a checked directory.
+
+## Use instead
+Exclude the file (`exclude = ["fixtures/"]`), or raise the limit in `[tool.precisionlint]`
+(`max-file-size = 100_000_000`).
+
+## Fix safety
+No fix.
+
+## References
+- https://en.wikipedia.org/wiki/Billion_laughs_attack
+"""
+
+INTERNAL_ERROR_DOC = """\
+## What it does
+Reports an unexpected exception inside precisionlint while it checked a file. The other files are still
+checked, and the run exits with code 2.
+
+## Why is this bad?
+It is a bug in precisionlint, not in your file. The finding names the rule and the exception.
+
+## Example
+Any file that triggers the bug.
+
+## Use instead
+Please report it with the file (or a reduced copy) at the project's issue tracker. Until then, the rule can be
+turned off for that file with `per-file-ignores`.
+
+## Fix safety
+No fix.
+
+## References
+- The project's issue tracker.
+"""
+
+
+def _meta(code: str, name: str, summary: str, doc: str) -> Rule:
+    return Rule(
+        code=code,
+        name=name,
+        severity=Severity.ERROR,
+        summary=summary,
+        doc=doc,
+        target="engine",
+        needs_gpu=False,
+        fixable=False,
+        func=_never,
+    )
+
+
+PARSE_ERROR = _meta("PL001", "parse-error", "The file cannot be parsed (or decoded as UTF-8).", PARSE_ERROR_DOC)
+IO_ERROR = _meta("PL002", "io-error", "The file cannot be read.", IO_ERROR_DOC)
+LIMIT_EXCEEDED = _meta("PL003", "limit-exceeded", "The file exceeds a per-file limit and was skipped.", LIMIT_DOC)
+INTERNAL_ERROR = _meta(
+    "PL009", "internal-error", "precisionlint crashed on this file (a bug: please report it).", INTERNAL_ERROR_DOC
+)
+
+META_RULES = {r.code: r for r in (PARSE_ERROR, IO_ERROR, LIMIT_EXCEEDED, INTERNAL_ERROR)}

@@ -1,0 +1,64 @@
+"""## What it does
+Finds Lightning 1.x precision spellings (`16`, `"16"`, `"bf16"`, `32`, `64`) and gives the 2.x value.
+
+## Why is this bad?
+Lightning 2.x still accepts them, but maps them: `16` and `"16"` become `"16-mixed"` and `"bf16"` becomes
+`"bf16-mixed"`, each with a warning at start-up; `32` and `64` become `"32-true"` and `"64-true"` silently.
+The bare number hides which of two very different modes runs: `16` is mixed precision (float32 weights,
+float16 autocast and loss scaling), not float16 weights (`"16-true"`). Configs written this way are usually
+left over from Lightning 1.x and are read wrongly by people who assume "16 means half precision".
+16 and "bf16" are warnings because Lightning warns; 32 and 64 are informational.
+
+## Example
+```yaml
+trainer:
+  precision: 16
+```
+
+## Use instead
+```yaml
+trainer:
+  precision: 16-mixed
+```
+
+## Fix safety
+Safe: the fix writes the exact value Lightning maps the legacy spelling to, so training does not change.
+
+## References
+- Lightning 2.0 precision changes: https://lightning.ai/docs/pytorch/stable/upgrade/from_1_9.html
+- Lightning source, `lightning/fabric/connector.py` (`_convert_precision_to_unified_args`)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from precisionlint.checks import CheckContext
+from precisionlint.edits import replace_value
+from precisionlint.frameworks import LIGHTNING_LEGACY
+from precisionlint.model import Finding, Severity
+
+CODE = "PL102"
+NAME = "legacy-precision-value"
+SEVERITY = Severity.WARNING
+SUMMARY = "A Lightning 1.x precision spelling; write the 2.x value."
+TARGET = "settings"
+FIXABLE = True
+
+
+def check(ctx: CheckContext) -> Iterator[Finding]:
+    for setting in ctx.settings:
+        if setting.name != "precision" or setting.framework != "lightning" or not setting.resolved:
+            continue
+        value = setting.value
+        if isinstance(value, bool) or not isinstance(value, (int, str)) or value not in LIGHTNING_LEGACY:
+            continue
+        modern = LIGHTNING_LEGACY[value]
+        loud = value in (16, "16", "bf16")
+        if loud:
+            message = (f"legacy precision {value!r}: Lightning 2.x maps it to '{modern}' with a warning; "
+                       f"write '{modern}' so the mode is explicit")
+        else:
+            message = f"legacy precision {value!r}: Lightning 2.x reads it as '{modern}'; write '{modern}'"
+        fix = replace_value(ctx.document, setting, modern, f"Replace with '{modern}'", safe=True)
+        yield ctx.report(setting.span, message, fix=fix, severity=Severity.WARNING if loud else Severity.INFO)

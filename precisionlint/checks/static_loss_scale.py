@@ -1,0 +1,64 @@
+"""## What it does
+Finds a DeepSpeed `fp16` block with a fixed `loss_scale` greater than zero.
+
+## Why is this bad?
+In DeepSpeed, `loss_scale: 0` (the default) means dynamic loss scaling: the scale starts at
+`2**initial_scale_power` and is halved on overflow and raised after `loss_scale_window` clean steps. Any
+positive value switches that off and multiplies the loss by that constant for the whole run. Too small, and
+small float16 gradients underflow to zero; too large, and gradients overflow to inf and those steps are
+skipped for good, because a static scale never backs off. `loss_scale: 1` means no loss scaling at all:
+float16 gradients below about 6e-8 become zero. A static scale is a tuning decision from the apex era; with
+dynamic scaling the model finds a working scale by itself.
+
+## Example
+```json
+{"fp16": {"enabled": true, "loss_scale": 128}}
+```
+
+## Use instead
+```json
+{"fp16": {"enabled": true, "loss_scale": 0, "initial_scale_power": 16}}
+```
+
+## Fix safety
+Unsafe: the fix sets `loss_scale` to 0 (dynamic), which changes the numerics of the run.
+
+## References
+- DeepSpeed fp16 options: https://www.deepspeed.ai/docs/config-json/#fp16-training-options
+- DeepSpeed source, `deepspeed/runtime/precision_config.py`
+- Micikevicius et al., Mixed Precision Training: https://arxiv.org/abs/1710.03740
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from precisionlint.checks import CheckContext
+from precisionlint.edits import replace_value
+from precisionlint.model import Finding, Severity
+
+CODE = "PL106"
+NAME = "static-loss-scale"
+SEVERITY = Severity.WARNING
+SUMMARY = "DeepSpeed fp16 with a fixed loss_scale instead of dynamic scaling."
+TARGET = "settings"
+FIXABLE = True
+
+
+def check(ctx: CheckContext) -> Iterator[Finding]:
+    enabled = {s.scope for s in ctx.settings if s.name == "fp16" and s.framework == "deepspeed"
+               and s.value in (True, "auto")}
+    for setting in ctx.settings:
+        if setting.name != "loss_scale" or setting.scope not in enabled:
+            continue
+        value = setting.value
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
+            continue
+        fix = replace_value(ctx.document, setting, 0, "Use dynamic loss scaling (loss_scale: 0)", safe=False)
+        if value == 1:
+            message = ("loss_scale 1 disables loss scaling entirely: float16 gradients below ~6e-8 flush to zero. "
+                       "Use 0 for dynamic loss scaling")
+        else:
+            message = (f"static loss_scale {value:g}: gradients that overflow at this scale are skipped for the whole "
+                       "run and small ones may underflow; use 0 for dynamic loss scaling")
+        yield ctx.report(setting.span, message, fix=fix)

@@ -1,0 +1,206 @@
+"""Plain data every other module speaks: severities, spans, settings, findings, fixes.
+
+Nothing here imports anything heavy; these types are created in the hot path of `check`.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+
+class Severity(enum.IntEnum):
+    """Ordered so that `severity >= threshold` selects what fails a run."""
+
+    INFO = 1
+    WARNING = 2
+    ERROR = 3
+
+    @property
+    def label(self) -> str:
+        return self.name.lower()
+
+    @classmethod
+    def parse(cls, text: str) -> Severity:
+        try:
+            return cls[text.strip().upper()]
+        except KeyError:
+            raise ValueError(f"unknown severity {text!r} (expected error, warning or info)") from None
+
+
+@dataclass(frozen=True, order=True)
+class Span:
+    """A region of a file. Lines and columns are 1-based; `end_column` is exclusive
+    (the column just after the last character), as in SARIF."""
+
+    line: int
+    column: int
+    end_line: int
+    end_column: int
+
+    @classmethod
+    def point(cls, line: int, column: int, width: int = 1) -> Span:
+        return cls(line, column, line, column + max(width, 1))
+
+
+Applicability = Literal["safe", "unsafe"]
+
+
+@dataclass(frozen=True)
+class Edit:
+    """Replace text[start:end] (character offsets into the decoded file text) with `replacement`."""
+
+    start: int
+    end: int
+    replacement: str
+
+
+@dataclass(frozen=True)
+class Fix:
+    description: str
+    applicability: Applicability
+    edits: tuple[Edit, ...]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "description": self.description,
+            "applicability": self.applicability,
+            "edits": [{"start": e.start, "end": e.end, "content": e.replacement} for e in self.edits],
+        }
+
+
+@dataclass(frozen=True)
+class Finding:
+    code: str
+    name: str
+    severity: Severity
+    path: str
+    span: Span
+    message: str
+    fix: Fix | None = None
+
+    def sort_key(self) -> tuple[str, int, int, str]:
+        return (self.path, self.span.line, self.span.column, self.code)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "code": self.code,
+            "name": self.name,
+            "severity": self.severity.label,
+            "path": self.path,
+            "line": self.span.line,
+            "column": self.span.column,
+            "end_line": self.span.end_line,
+            "end_column": self.span.end_column,
+            "message": self.message,
+            "fix": self.fix.to_json() if self.fix else None,
+        }
+
+
+# Where a setting came from. "python" settings are literal keyword arguments of calls in scripts.
+Format = Literal["toml", "yaml", "json", "python"]
+
+
+@dataclass(frozen=True)
+class Setting:
+    """One precision-relevant value found in a file, already mapped to a canonical name.
+
+    name       canonical setting name (see frameworks.CANONICAL), e.g. "precision", "fp16", "loss_scale".
+    value      the literal value as written (str, int, float, bool, None). `UNRESOLVED` when not a literal.
+    framework  whose vocabulary the value is in: "lightning", "hf", "accelerate", "deepspeed", "torch".
+    scope      groups settings that belong to one object (one table, one call, one DeepSpeed block), so
+               checks such as conflicting-precision compare values within one scope only.
+    key_path   the keys as written in the file, outermost first (for messages and fixes).
+    span       the value's span; key_span the key's (for a keyword argument: the keyword).
+    entry      the whole `key = value` entry as character offsets [start, end) of the document text,
+               covering the full line(s) where the entry stands alone on its lines (used by removal fixes).
+    """
+
+    name: str
+    value: Any
+    framework: str
+    scope: str
+    key_path: tuple[str, ...]
+    span: Span
+    key_span: Span
+    value_offsets: tuple[int, int] = (0, 0)
+    entry: tuple[int, int] | None = None
+    format: Format = "toml"
+
+    @property
+    def resolved(self) -> bool:
+        return self.value is not UNRESOLVED
+
+    @property
+    def key_text(self) -> str:
+        return ".".join(self.key_path)
+
+
+class _Unresolved:
+    """Marker for a value that cannot be known statically (a variable, an f-string, a CLI flag)."""
+
+    _instance: _Unresolved | None = None
+
+    def __new__(cls) -> _Unresolved:
+        if cls._instance is None:
+            cls._instance = super().__new__(cls)
+        return cls._instance
+
+    def __repr__(self) -> str:
+        return "UNRESOLVED"
+
+    def __bool__(self) -> bool:
+        return False
+
+
+UNRESOLVED: Any = _Unresolved()
+
+
+@dataclass
+class Document:
+    """A loaded file: its text, the canonical settings it holds, and the parsed tree for later passes.
+
+    `tree` is the format's own parse result: a tomlkit document, a ruamel.yaml round-trip node,
+    a precisionlint.sources.jsonpos node, or an `ast.Module` for Python.
+    """
+
+    path: str
+    text: str
+    format: Format
+    settings: list[Setting] = field(default_factory=list)
+    tree: Any = None
+
+    def settings_named(self, name: str) -> list[Setting]:
+        return [s for s in self.settings if s.name == name]
+
+    def offset(self, line: int, column: int) -> int:
+        """Character offset of a 1-based (line, column) position."""
+        starts = self.line_starts
+        return starts[line - 1] + column - 1
+
+    @property
+    def line_starts(self) -> list[int]:
+        cached = self.__dict__.get("_line_starts")
+        if cached is None:
+            cached = [0]
+            text = self.text
+            pos = text.find("\n")
+            while pos != -1:
+                cached.append(pos + 1)
+                pos = text.find("\n", pos + 1)
+            self.__dict__["_line_starts"] = cached
+        return cached
+
+    def position(self, offset: int) -> tuple[int, int]:
+        """1-based (line, column) of a character offset."""
+        import bisect
+
+        starts = self.line_starts
+        index = bisect.bisect_right(starts, offset) - 1
+        return index + 1, offset - starts[index] + 1
+
+    def span_of(self, start: int, end: int) -> Span:
+        line, column = self.position(start)
+        end_line, end_column = self.position(end)
+        return Span(line, column, end_line, end_column)

@@ -1,0 +1,60 @@
+"""Loaders: one per format, each turning text into a Document with canonical Settings and spans.
+
+Parsers are imported lazily, so checking a TOML file never imports ruamel.yaml and vice versa.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from precisionlint.model import Document, Format
+
+EXTENSIONS: dict[str, Format] = {
+    ".toml": "toml",
+    ".yaml": "yaml",
+    ".yml": "yaml",
+    ".json": "json",
+    ".py": "python",
+    ".pyi": "python",
+}
+
+
+def format_of(filename: str) -> Format | None:
+    dot = filename.rfind(".")
+    if dot == -1:
+        return None
+    return EXTENSIONS.get(filename[dot:].lower())
+
+
+class SourceError(Exception):
+    """The file cannot be parsed. `line`/`column` are 1-based, as the parser reported them."""
+
+    def __init__(self, message: str, line: int = 1, column: int = 1) -> None:
+        super().__init__(message)
+        self.message = message
+        self.line = max(1, line)
+        self.column = max(1, column)
+
+
+class LimitError(Exception):
+    """The file exceeds a per-file limit (nodes, depth): it is skipped and the limit reported."""
+
+
+@dataclass(frozen=True)
+class Limits:
+    max_file_size: int = 10_000_000
+    max_nodes: int = 1_000_000
+    max_depth: int = 200
+
+
+def load_document(path: str, text: str, fmt: Format, limits: Limits = Limits()) -> Document:
+    """Parse `text` and extract its canonical settings. Raises SourceError or LimitError."""
+    if fmt == "toml":
+        from precisionlint.sources.toml_source import load
+    elif fmt == "yaml":
+        from precisionlint.sources.yaml_source import load
+    elif fmt == "json":
+        from precisionlint.sources.json_source import load
+    else:
+        from precisionlint.sources.python_source import load
+    return load(path, text, limits)

@@ -1,0 +1,171 @@
+"""JSON with positions.
+
+The standard library validates and decodes (fast, exact error positions); a small iterative scanner then
+walks the same text once more to record where every key and value starts and ends. It is iterative so that
+deeply nested input cannot exhaust the stack, and it counts nodes against the per-file budget.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+from precisionlint.model import Document
+from precisionlint.sources import Limits, LimitError, SourceError
+from precisionlint.sources.tree import Entry, Node, NodeBudget
+
+_WS = re.compile(r"[ \t\r\n]*")
+_STRING = re.compile(r'"(?:[^"\\]|\\.)*"', re.DOTALL)
+_NUMBER_OR_WORD = re.compile(r"-?[0-9A-Za-z.+\-]+")
+
+
+def load(path: str, text: str, limits: Limits) -> Document:
+    try:
+        json.loads(text, parse_constant=_reject_constant)
+    except json.JSONDecodeError as exc:
+        raise SourceError(f"invalid JSON: {exc.msg}", exc.lineno, exc.colno) from None
+    except RecursionError:
+        raise LimitError("nesting too deep to parse") from None
+    except ValueError as exc:
+        raise SourceError(f"invalid JSON: {exc}") from None
+    root = parse_positions(text, NodeBudget(limits.max_nodes, limits.max_depth))
+    document = Document(path=path, text=text, format="json", tree=root)
+    from precisionlint.frameworks import config_settings
+
+    document.settings = config_settings(document, root)
+    return document
+
+
+def _reject_constant(name: str) -> float:
+    # NaN/Infinity are not JSON (RFC 8259); Python accepts them, DeepSpeed's loader would too, so allow them.
+    return float(name.lower().replace("infinity", "inf"))
+
+
+class _Frame:
+    __slots__ = ("node", "pending_key", "pending_key_span", "entry_start")
+
+    def __init__(self, node: Node) -> None:
+        self.node = node
+        self.pending_key: str | None = None
+        self.pending_key_span = (0, 0)
+        self.entry_start = 0
+
+
+def _skip(text: str, pos: int) -> int:
+    match = _WS.match(text, pos)
+    return match.end() if match else pos
+
+
+def parse_positions(text: str, budget: NodeBudget) -> Node:
+    """Positions of an already validated JSON text."""
+    stack: list[_Frame] = []
+    root: Node | None = None
+    pos = _skip(text, 0)
+
+    def attach(node: Node) -> None:
+        nonlocal root
+        budget.take(len(stack))
+        if not stack:
+            root = node
+            return
+        frame = stack[-1]
+        if frame.node.kind == "seq":
+            frame.node.items.append(node)
+        else:
+            key = frame.pending_key or ""
+            frame.node.entries.append(Entry(key, frame.pending_key_span[0], frame.pending_key_span[1], node))
+            frame.pending_key = None
+
+    while pos < len(text):
+        char = text[pos]
+        if char in "{[":
+            node = Node("map" if char == "{" else "seq", pos, pos)
+            attach(node)
+            stack.append(_Frame(node))
+            pos = _skip(text, pos + 1)
+            continue
+        if char in "}]":
+            frame = stack.pop()
+            frame.node.end = pos + 1
+            pos = _skip(text, pos + 1)
+            if not stack:
+                break
+            continue
+        if char == ",":
+            pos = _skip(text, pos + 1)
+            continue
+        if char == '"':
+            match = _STRING.match(text, pos)
+            assert match is not None  # validated above
+            end = match.end()
+            after = _skip(text, end)
+            frame = stack[-1] if stack else None
+            if frame is not None and frame.node.kind == "map" and frame.pending_key is None:
+                # A key: the next character is ':'.
+                frame.pending_key = json.loads(match.group())
+                frame.pending_key_span = (pos, end)
+                pos = _skip(text, after + 1)
+                continue
+            attach(Node("scalar", pos, end, value=json.loads(match.group())))
+            pos = after
+            continue
+        match = _NUMBER_OR_WORD.match(text, pos)
+        if match is None:  # unreachable for validated input; fail safe rather than loop
+            raise SourceError("invalid JSON", *_line_col(text, pos))
+        word = match.group()
+        attach(Node("scalar", pos, match.end(), value=_scalar(word)))
+        pos = _skip(text, match.end())
+    if root is None:
+        raise SourceError("empty JSON document")
+    _set_removals(text, root, budget)
+    return root
+
+
+def _scalar(word: str) -> object:
+    if word == "true":
+        return True
+    if word == "false":
+        return False
+    if word == "null":
+        return None
+    try:
+        return json.loads(word)
+    except ValueError:
+        return float(word.lower().replace("infinity", "inf"))
+
+
+def _set_removals(text: str, root: Node, budget: NodeBudget) -> None:
+    """Removal range of each object member: its own lines plus the comma that separates it from a neighbour,
+    so that deleting the range leaves valid JSON."""
+    todo = [root]
+    while todo:
+        node = todo.pop()
+        if node.kind == "seq":
+            todo.extend(node.items)
+            continue
+        if node.kind != "map":
+            continue
+        for index, entry in enumerate(node.entries):
+            todo.append(entry.value)
+            start, end = entry.key_start, entry.value.end
+            if index + 1 < len(node.entries):
+                # Remove through the comma after this member, up to the next member's line.
+                comma = text.index(",", end)
+                nxt = node.entries[index + 1].key_start
+                line_start = text.rfind("\n", 0, start) + 1
+                if not text[line_start:start].strip() and "\n" in text[comma:nxt]:
+                    entry.removal = (line_start, text.rfind("\n", 0, nxt) + 1)
+                else:
+                    entry.removal = (start, nxt)
+            elif index > 0:
+                # The last member: remove the comma before it instead.
+                prev_end = node.entries[index - 1].value.end
+                comma = text.index(",", prev_end)
+                entry.removal = (comma, end)
+            else:
+                entry.removal = (start, end)
+
+
+def _line_col(text: str, pos: int) -> tuple[int, int]:
+    line = text.count("\n", 0, pos) + 1
+    return line, pos - (text.rfind("\n", 0, pos) + 1) + 1

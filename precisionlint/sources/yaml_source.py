@@ -1,0 +1,172 @@
+"""YAML with positions, through ruamel.yaml's round-trip loader only.
+
+The round-trip loader never constructs Python objects from tags (`!!python/object/apply` is a parse error
+here, not a call), keeps line/column of every key and value, and is what the fixes write back through.
+Aliases make loading cheap and walking expensive (billion laughs), so the walk counts nodes against a budget
+and expands each shared mapping or sequence once.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from precisionlint.model import Document
+from precisionlint.sources import Limits, LimitError, SourceError
+from precisionlint.sources.tree import Entry, Node, NodeBudget, whole_line_range
+
+
+def _yaml() -> Any:
+    from ruamel.yaml import YAML
+
+    yaml = YAML(typ="rt", pure=True)
+    yaml.allow_duplicate_keys = False
+    return yaml
+
+
+def load(path: str, text: str, limits: Limits) -> Document:
+    from ruamel.yaml.error import MarkedYAMLError, YAMLError
+
+    try:
+        documents = list(_yaml().load_all(text))
+    except MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        line, column = (mark.line + 1, mark.column + 1) if mark is not None else (1, 1)
+        problem = exc.problem or exc.context or "invalid YAML"
+        raise SourceError(f"invalid YAML: {_one_line(problem)}", line, column) from None
+    except RecursionError:
+        raise LimitError("nesting too deep to parse") from None
+    except YAMLError as exc:
+        raise SourceError(f"invalid YAML: {_one_line(str(exc))}") from None
+    except Exception as exc:  # ruamel raises assorted errors (e.g. on some tag or encoding oddities)
+        raise SourceError(f"invalid YAML: {_one_line(str(exc)) or type(exc).__name__}") from None
+
+    starts = _line_starts(text)
+    budget = NodeBudget(limits.max_nodes, limits.max_depth)
+    walker = _Walker(text, starts, budget)
+    roots = [walker.convert(doc, 0, (0, 0)) for doc in documents]
+    document = Document(path=path, text=text, format="yaml", tree=roots)
+    from precisionlint.frameworks import config_settings
+
+    settings = []
+    for root in roots:
+        settings.extend(config_settings(document, root))
+    document.settings = settings
+    return document
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())
+
+
+def _line_starts(text: str) -> list[int]:
+    starts = [0]
+    pos = text.find("\n")
+    while pos != -1:
+        starts.append(pos + 1)
+        pos = text.find("\n", pos + 1)
+    return starts
+
+
+class _Walker:
+    def __init__(self, text: str, starts: list[int], budget: NodeBudget) -> None:
+        self.text = text
+        self.starts = starts
+        self.budget = budget
+        self.seen: set[int] = set()
+
+    def offset(self, line0: int, col0: int) -> int:
+        return self.starts[line0] + col0 if line0 < len(self.starts) else len(self.text)
+
+    def convert(self, value: Any, depth: int, where: tuple[int, int], flow: bool = False) -> Node:
+        from ruamel.yaml.comments import CommentedMap, CommentedSeq
+
+        self.budget.take(depth)
+        if isinstance(value, (CommentedMap, CommentedSeq)):
+            if id(value) in self.seen:
+                # An alias of a collection already walked: its settings were reported where it is defined.
+                return Node("scalar", where[0], where[0], value=None)
+            self.seen.add(id(value))
+        start = where[0]
+        if isinstance(value, CommentedMap):
+            node = Node("map", start, start)
+            is_flow = bool(value.fa.flow_style())
+            for key in value:
+                try:
+                    k_line, k_col, v_line, v_col = value.lc.data[key]
+                except (KeyError, TypeError, AttributeError):
+                    continue  # keys that arrive through a merge (<<) have no position of their own here
+                k_start = self.offset(k_line, k_col)
+                v_start = self.offset(v_line, v_col)
+                child = self.convert(value[key], depth + 1, (v_start, v_start), is_flow)
+                k_end = self._scalar_end(k_start, is_flow, key=True)
+                entry = Entry(str(key), k_start, k_end, child)
+                if not is_flow and child.kind == "scalar":
+                    entry.removal = whole_line_range(self.text, k_start, child.end)
+                node.entries.append(entry)
+            return node
+        if isinstance(value, CommentedSeq):
+            node = Node("seq", start, start)
+            is_flow = bool(value.fa.flow_style())
+            for index, item in enumerate(value):
+                try:
+                    line, col = value.lc.data[index]
+                except (KeyError, IndexError, TypeError, AttributeError):
+                    continue
+                item_start = self.offset(line, col)
+                node.items.append(self.convert(item, depth + 1, (item_start, item_start), is_flow))
+            return node
+        end = self._scalar_end(start, flow) if start < len(self.text) else start
+        return Node("scalar", start, end, value=_plain(value))
+
+    def _scalar_end(self, start: int, flow: bool, key: bool = False) -> int:
+        """Where a single-line scalar that starts at `start` ends (exclusive)."""
+        text = self.text
+        if start >= len(text):
+            return start
+        char = text[start]
+        if char == '"':
+            end = start + 1
+            while end < len(text) and text[end] != '"':
+                end += 2 if text[end] == "\\" else 1
+            return min(end + 1, len(text))
+        if char == "'":
+            end = start + 1
+            while end < len(text):
+                if text[end] == "'":
+                    if text.startswith("''", end):
+                        end += 2
+                        continue
+                    return end + 1
+                end += 1
+            return end
+        if char in "|>&*!{[":
+            # Block scalars, anchors, aliases, tags, collections: no simple single-line extent.
+            line_end = text.find("\n", start)
+            return len(text) if line_end == -1 else line_end
+        end = start
+        stops = ",]}" if flow else ""
+        while end < len(text) and text[end] not in "\r\n" + stops:
+            if text[end] == "#" and end > start and text[end - 1] in " \t":
+                break
+            if key and text[end] == ":" and (end + 1 >= len(text) or text[end + 1] in " \t\r\n"):
+                break
+            end += 1
+        while end > start and text[end - 1] in " \t":
+            end -= 1
+        return end
+
+
+def _plain(value: Any) -> Any:
+    """ruamel's scalar subclasses (ScalarFloat, ScalarBoolean, TaggedScalar...) as plain Python values."""
+    if value is None or isinstance(value, bool):
+        return value
+    if isinstance(value, int):
+        return bool(value) if type(value).__name__ == "ScalarBoolean" else int(value)
+    if isinstance(value, float):
+        return float(value)
+    if isinstance(value, str):
+        return str(value)
+    tagged = getattr(value, "value", None)
+    if isinstance(tagged, str):
+        return str(tagged)
+    return str(value)

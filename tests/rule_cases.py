@@ -1,0 +1,71 @@
+"""Reads the rule book's case folders (rules/<rule-name>/).
+
+A folder holds:
+  bad*.<ext>       inputs that must produce exactly the findings of this rule listed in expected.txt
+  good*.<ext>      inputs that must produce no finding of this rule
+  expected.txt     one line per finding: "<file>:<line>:<column>: <CODE>"; '#' starts a comment
+  options.toml     optional: gpus = ["A100", ...] (target GPUs for hardware rules)
+  <file>.fixed     optional: the file after `check --fix` (with `unsafe-fixes = true` in options.toml,
+                   after `--unsafe-fixes`)
+"""
+
+from __future__ import annotations
+
+import tomlkit
+from dataclasses import dataclass, field
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+RULES_DIR = ROOT / "rules"
+INPUT_SUFFIXES = {".toml", ".yaml", ".yml", ".json", ".py"}
+
+
+@dataclass
+class RuleCase:
+    rule_name: str
+    folder: Path
+    bad: list[Path]
+    good: list[Path]
+    expected: dict[str, list[tuple[int, int, str]]]
+    gpus: list[str] = field(default_factory=list)
+    unsafe_fixes: bool = False
+
+    def fixed_for(self, path: Path) -> Path | None:
+        candidate = path.with_name(path.name + ".fixed")
+        return candidate if candidate.exists() else None
+
+
+def _inputs(folder: Path, prefix: str) -> list[Path]:
+    return sorted(
+        p for p in folder.iterdir() if p.name.startswith(prefix) and p.suffix in INPUT_SUFFIXES and p.is_file()
+    )
+
+
+def load_cases() -> list[RuleCase]:
+    cases = []
+    for folder in sorted(p for p in RULES_DIR.iterdir() if p.is_dir()):
+        expected: dict[str, list[tuple[int, int, str]]] = {}
+        expected_file = folder / "expected.txt"
+        if expected_file.exists():
+            for raw in expected_file.read_text().splitlines():
+                line = raw.split("#", 1)[0].strip()
+                if not line:
+                    continue
+                location, code = line.rsplit(":", 1)
+                name, row, col = location.rsplit(":", 2)
+                expected.setdefault(name, []).append((int(row), int(col), code.strip()))
+        options = {}
+        if (folder / "options.toml").exists():
+            options = tomlkit.parse((folder / "options.toml").read_text()).unwrap()
+        cases.append(
+            RuleCase(
+                rule_name=folder.name,
+                folder=folder,
+                bad=_inputs(folder, "bad"),
+                good=_inputs(folder, "good"),
+                expected=expected,
+                gpus=list(options.get("gpus", [])),
+                unsafe_fixes=bool(options.get("unsafe-fixes", False)),
+            )
+        )
+    return cases

@@ -1,0 +1,55 @@
+"""Every rule's case folder: bad inputs give exactly the expected findings, good inputs give none."""
+
+from __future__ import annotations
+
+import pytest
+
+from precisionlint.checks import all_rules, find_rule
+from precisionlint.engine import EngineOptions, SourceFile, check_source
+from precisionlint.sources import format_of
+from tests.rule_cases import RuleCase, load_cases
+
+CASES = load_cases()
+
+
+def _findings(case: RuleCase, path) -> list[tuple[int, int, str]]:
+    rule = find_rule(case.rule_name)
+    assert rule is not None, f"rules/{case.rule_name}: no rule of that name"
+    gpus: tuple = ()
+    if case.gpus:
+        from precisionlint.hardware import find_gpu
+
+        gpus = tuple(find_gpu(name) for name in case.gpus)
+    fmt = format_of(path.name)
+    assert fmt is not None
+    result = check_source(SourceFile(str(path), path.name, fmt), EngineOptions(rules=[rule], gpus=gpus))
+    return sorted((f.span.line, f.span.column, f.code) for f in result.findings)
+
+
+def test_every_rule_has_a_case_folder() -> None:
+    folders = {case.rule_name for case in CASES}
+    missing = [r.name for r in all_rules() if r.name not in folders]
+    assert not missing, f"rules without a case folder under rules/: {missing}"
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: c.rule_name)
+def test_folder_has_bad_and_good_inputs(case: RuleCase) -> None:
+    assert case.bad, f"rules/{case.rule_name} has no bad* input"
+    if case.rule_name not in {"io-error", "internal-error", "limit-exceeded"}:
+        assert case.good, f"rules/{case.rule_name} has no good* input"
+
+
+BAD = [(c, p) for c in CASES for p in c.bad]
+GOOD = [(c, p) for c in CASES for p in c.good]
+
+
+@pytest.mark.parametrize("case,path", BAD, ids=[f"{c.rule_name}/{p.name}" for c, p in BAD])
+def test_bad_case_gives_expected_findings(case: RuleCase, path) -> None:
+    expected = sorted(case.expected.get(path.name, []))
+    assert expected, f"rules/{case.rule_name}/expected.txt lists nothing for {path.name}"
+    assert _findings(case, path) == expected
+
+
+@pytest.mark.parametrize("case,path", GOOD, ids=[f"{c.rule_name}/{p.name}" for c, p in GOOD])
+def test_good_case_gives_no_finding(case: RuleCase, path) -> None:
+    assert _findings(case, path) == []
