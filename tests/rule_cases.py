@@ -37,7 +37,9 @@ class RuleCase:
 
 def _inputs(folder: Path, prefix: str) -> list[Path]:
     return sorted(
-        p for p in folder.iterdir() if p.name.startswith(prefix) and p.suffix in INPUT_SUFFIXES and p.is_file()
+        p
+        for p in folder.iterdir()
+        if p.name.startswith(prefix) and p.suffix in INPUT_SUFFIXES and (p.is_file() or p.is_symlink())
     )
 
 

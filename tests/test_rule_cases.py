@@ -28,15 +28,16 @@ def _findings(case: RuleCase, path) -> list[tuple[int, int, str]]:
 
 def test_every_rule_has_a_case_folder() -> None:
     folders = {case.rule_name for case in CASES}
-    missing = [r.name for r in all_rules() if r.name not in folders]
+    # internal-error cannot be produced by any input file (it is a bug by definition): tests/test_engine.py
+    # provokes it with a rule that raises.
+    missing = [r.name for r in all_rules() if r.name not in folders and r.name != "internal-error"]
     assert not missing, f"rules without a case folder under rules/: {missing}"
 
 
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.rule_name)
 def test_folder_has_bad_and_good_inputs(case: RuleCase) -> None:
     assert case.bad, f"rules/{case.rule_name} has no bad* input"
-    if case.rule_name not in {"io-error", "internal-error", "limit-exceeded"}:
-        assert case.good, f"rules/{case.rule_name} has no good* input"
+    assert case.good, f"rules/{case.rule_name} has no good* input"
 
 
 BAD = [(c, p) for c in CASES for p in c.bad]

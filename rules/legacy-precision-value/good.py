@@ -1,0 +1,3 @@
+from lightning.pytorch import Trainer
+
+trainer = Trainer(precision="bf16-mixed")

@@ -1,0 +1,4 @@
+import torch
+
+with torch.autocast("cuda")
+    loss = model(x)

@@ -1,0 +1,3 @@
+from lightning.fabric import Fabric
+
+fabric = Fabric(accelerator="cuda", precision="bf16-true")

@@ -1,0 +1,3 @@
+import lightning as L
+
+trainer = L.Trainer(precision="32-true")
