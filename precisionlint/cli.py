@@ -177,12 +177,15 @@ def rule(name: str) -> None:
 
 
 @main.command("rules")
-@click.option("--output-format", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@click.option("--output-format", type=click.Choice(["text", "json", "markdown"]), default="text", show_default=True)
 def rules_command(output_format: str) -> None:
-    """List every rule."""
+    """List every rule (markdown: the README's rule table)."""
     from precisionlint.checks import all_rules
 
     rules = all_rules()
+    if output_format == "markdown":
+        click.echo(rules_markdown(rules), nl=False)
+        return
     if output_format == "json":
         import json
 
@@ -196,6 +199,16 @@ def rules_command(output_format: str) -> None:
     width = max(len(r.name) for r in rules)
     for r in rules:
         click.echo(f"{r.code}  {r.name.ljust(width)}  {r.severity.label:<7}  {r.summary}")
+
+
+def rules_markdown(rules) -> str:  # type: ignore[no-untyped-def]
+    """The rule table of README.md, generated from the registry (tests/test_readme.py keeps them equal)."""
+    lines = ["| Code | Name | Severity | Fix | Summary |", "|---|---|---|---|---|"]
+    for r in rules:
+        fix = "yes" if r.fixable else ""
+        gpu = " (needs a target GPU)" if r.needs_gpu else ""
+        lines.append(f"| {r.code} | `{r.name}` | {r.severity.label} | {fix} | {r.summary}{gpu} |")
+    return "\n".join(lines) + "\n"
 
 
 def _add_advise() -> None:

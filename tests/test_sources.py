@@ -1,0 +1,139 @@
+"""Loaders: settings and spans from TOML, YAML, JSON and Python, on real files."""
+
+from __future__ import annotations
+
+import pytest
+
+from precisionlint.model import UNRESOLVED, Span
+from precisionlint.sources import LimitError, SourceError, load_document
+
+
+def settings(text: str, fmt: str):
+    return {(s.scope, s.name): s for s in load_document(f"x.{fmt}", text, fmt).settings}  # type: ignore[arg-type]
+
+
+def test_toml_trainer_config_positions() -> None:
+    found = settings('[trainer_config]\nprecision = "16-mixed"  # c\ntf32_matmul_precision = "high"\n', "toml")
+    precision = found[("trainer_config", "precision")]
+    assert precision.value == "16-mixed"
+    assert precision.span == Span(2, 13, 2, 23)
+    assert precision.key_span == Span(2, 1, 2, 10)
+    tf32 = found[("trainer_config", "tf32_matmul_precision")]
+    assert tf32.span.line == 3 and tf32.span.column == 25
+
+
+def test_toml_dotted_keys_inline_tables_and_arrays_of_tables() -> None:
+    text = (
+        'title = "x"\n'
+        'arr = [1, [2, 3], "a]b"]\n'
+        '[[runs]]\nname = "a"\n[[runs]]\nname = "b"\n'
+        'trainer_config = { precision = "bf16", tf32_matmul_precision = "high" }\n'
+    )
+    # trainer_config is inside the second [[runs]] table here, so it is not the top-level table: nothing.
+    assert settings(text, "toml") == {}
+    text = 'trainer_config.precision = "bf16"\n'
+    found = settings(text, "toml")
+    assert found[("trainer_config", "precision")].span == Span(1, 28, 1, 34)
+
+
+def test_toml_inline_table_value_positions() -> None:
+    text = 'trainer_config = { precision = "bf16", tf32_matmul_precision = "high" }\n'
+    found = settings(text, "toml")
+    assert found[("trainer_config", "precision")].span.column == 32
+    assert found[("trainer_config", "tf32_matmul_precision")].span.column == 64
+    assert found[("trainer_config", "precision")].entry is None  # inside an inline table: no line removal
+
+
+def test_toml_multiline_strings_do_not_confuse_the_scanner() -> None:
+    text = 'doc = """\n[trainer_config]\nprecision = 16\n"""\n[trainer_config]\nprecision = "16"\n'
+    found = settings(text, "toml")
+    assert found[("trainer_config", "precision")].span.line == 6
+
+
+def test_yaml_lightning_trainer_and_nested_trainer() -> None:
+    found = settings("model:\n  x: 1\ntrainer:\n  precision: bf16  # legacy\n", "yaml")
+    assert found[("trainer", "precision")].span == Span(4, 14, 4, 18)
+    nested = settings("experiment:\n  trainer:\n    precision: '16-mixed'\n", "yaml")
+    assert nested[("experiment.trainer", "precision")].span == Span(3, 16, 3, 26)
+
+
+def test_yaml_top_level_precision_needs_lightning_evidence() -> None:
+    assert settings("precision: fp16\nbatch: 3\n", "yaml") == {}
+    assert ("lightning", "precision") in settings("precision: fp16\nmax_epochs: 3\n", "yaml")
+    assert ("lightning", "precision") in settings("precision: 16-mixed\n", "yaml")
+
+
+def test_yaml_multiple_documents_and_flow_mappings() -> None:
+    found = settings("---\na: 1\n---\ntrainer: {precision: 16, devices: 2}\n", "yaml")
+    setting = found[("trainer", "precision")]
+    assert setting.value == 16 and setting.span == Span(4, 22, 4, 24)
+
+
+def test_yaml_python_tags_execute_nothing(tmp_path) -> None:
+    sentinel = tmp_path / "sentinel"
+    text = f"trainer:\n  precision: !!python/object/apply:os.system ['touch {sentinel}']\n"
+    load_document("x.yaml", text, "yaml")
+    assert not sentinel.exists()
+
+
+def test_yaml_duplicate_keys_are_a_parse_error() -> None:
+    with pytest.raises(SourceError) as info:
+        load_document("x.yaml", "trainer:\n  precision: 16\n  precision: 32\n", "yaml")
+    assert info.value.line == 3
+
+
+def test_json_deepspeed_blocks() -> None:
+    text = '{\n  "fp16": {"enabled": "auto", "loss_scale": 0},\n  "bfloat16": {"enabled": false}\n}\n'
+    found = settings(text, "json")
+    assert found[("deepspeed", "fp16")].value == "auto"
+    assert found[("deepspeed", "bf16")].span == Span(3, 27, 3, 32)
+    assert found[("deepspeed", "loss_scale")].value == 0
+
+
+def test_json_hf_training_arguments_with_embedded_deepspeed() -> None:
+    text = '{"output_dir": "o", "fp16": true, "deepspeed": {"fp16": {"enabled": "auto"}}}'
+    found = settings(text, "json")
+    assert found[("hf", "fp16")].value is True
+    assert found[("hf.deepspeed", "fp16")].value == "auto"
+
+
+def test_json_errors_have_positions() -> None:
+    with pytest.raises(SourceError) as info:
+        load_document("x.json", '{\n  "a": 1,\n}', "json")
+    assert (info.value.line, info.value.column) == (3, 1)
+
+
+def test_json_depth_limit() -> None:
+    with pytest.raises(LimitError):
+        load_document("x.json", '{"fp16": ' + "[" * 500 + "]" * 500 + "}", "json")
+
+
+def test_python_keyword_arguments_resolve_through_imports() -> None:
+    text = (
+        "import pytorch_lightning as pl\n"
+        "from transformers import TrainingArguments as TA\n"
+        "from accelerate import Accelerator\n"
+        "import torch\n"
+        "PRECISION = 'bf16-mixed'\n"
+        "pl.Trainer(precision=PRECISION)\n"
+        "TA(output_dir='o', fp16=True, bf16=flag)\n"
+        "Accelerator(mixed_precision='fp16')\n"
+        "torch.set_float32_matmul_precision(precision='high')\n"
+    )
+    found = {s.name: s for s in load_document("t.py", text, "python").settings}
+    assert found["precision"].value == "bf16-mixed"
+    assert found["precision"].span == Span(6, 22, 6, 31)
+    assert found["fp16"].value is True and found["bf16"].value is UNRESOLVED
+    assert found["mixed_precision"].value == "fp16"
+    assert found["tf32_matmul_precision"].value == "high"
+
+
+def test_python_columns_count_characters_not_bytes() -> None:
+    text = "import lightning as L\nx = 'é'; L.Trainer(precision='16')\n"
+    (setting,) = load_document("t.py", text, "python").settings
+    assert setting.span.column == text.splitlines()[1].index("'16'") + 1
+
+
+def test_python_unknown_trainer_is_not_lightning() -> None:
+    text = "from mylib import Trainer\nTrainer(precision='fp16')\n"
+    assert load_document("t.py", text, "python").settings == []

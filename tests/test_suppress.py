@@ -1,0 +1,46 @@
+from __future__ import annotations
+
+from precisionlint.model import Document, Finding, Severity, Span
+from precisionlint.suppress import Suppressions
+
+
+def finding(line: int, code: str = "PL104", name: str = "tf32-ignored-under-mixed-precision") -> Finding:
+    return Finding(code, name, Severity.WARNING, "x", Span.point(line, 1), "m")
+
+
+def test_line_directive_by_name_code_prefix_and_bare() -> None:
+    text = "a = 1  # precisionlint: ignore[PL104]\nb = 2  # precisionlint: ignore[PL1]\nc = 3  # precisionlint: ignore\nd = 4\n"
+    s = Suppressions.of(Document("x.toml", text, "toml"))
+    kept = s.filter([finding(1), finding(2), finding(3), finding(4)])
+    assert [f.span.line for f in kept] == [4]
+
+
+def test_other_rules_on_the_line_are_kept() -> None:
+    s = Suppressions.of(Document("x.yaml", "a: 1  # precisionlint: ignore[static-loss-scale]\n", "yaml"))
+    assert s.filter([finding(1)]) == [finding(1)]
+
+
+def test_directive_inside_a_string_is_not_a_comment() -> None:
+    text = 'a = "# precisionlint: ignore"\n'
+    assert Suppressions.of(Document("x.toml", text, "toml")).filter([finding(1)]) == [finding(1)]
+    py = 's = "# precisionlint: ignore"\n'
+    assert Suppressions.of(Document("x.py", py, "python")).filter([finding(1)]) == [finding(1)]
+
+
+def test_file_ignore_on_its_own_line_only() -> None:
+    own = "# precisionlint: file-ignore[PL104]\na = 1\n"
+    assert Suppressions.of(Document("x.yaml", own, "yaml")).filter([finding(2)]) == []
+    trailing = "a = 1  # precisionlint: file-ignore[PL104]\nb = 1\n"
+    assert Suppressions.of(Document("x.toml", trailing, "toml")).filter([finding(2)]) == [finding(2)]
+
+
+def test_noqa_in_python_with_codes_only() -> None:
+    text = "x = 1  # noqa: PL104, E501\ny = 2  # noqa\n"
+    s = Suppressions.of(Document("x.py", text, "python"))
+    assert s.filter([finding(1), finding(2)]) == [finding(2)]
+
+
+def test_engine_findings_cannot_be_silenced() -> None:
+    s = Suppressions.of(Document("x.yaml", "a: [  # precisionlint: ignore\n", "yaml"))
+    parse_error = Finding("PL001", "parse-error", Severity.ERROR, "x", Span.point(1, 1), "m")
+    assert s.filter([parse_error]) == [parse_error]
