@@ -81,7 +81,7 @@ def run_check(request: RunRequest) -> RunOutcome:
 
     findings: list[Finding] = []
     internal = False
-    for source, result in zip(found.files, results):
+    for source, result in zip(found.files, results, strict=True):
         internal = internal or result.internal_error
         kept = result.findings
         if per_file:

@@ -9,7 +9,12 @@ def finding(line: int, code: str = "PL104", name: str = "tf32-ignored-under-mixe
 
 
 def test_line_directive_by_name_code_prefix_and_bare() -> None:
-    text = "a = 1  # precisionlint: ignore[PL104]\nb = 2  # precisionlint: ignore[PL1]\nc = 3  # precisionlint: ignore\nd = 4\n"
+    text = (
+        "a = 1  # precisionlint: ignore[PL104]\n"
+        "b = 2  # precisionlint: ignore[PL1]\n"
+        "c = 3  # precisionlint: ignore\n"
+        "d = 4\n"
+    )
     s = Suppressions.of(Document("x.toml", text, "toml"))
     kept = s.filter([finding(1), finding(2), finding(3), finding(4)])
     assert [f.span.line for f in kept] == [4]

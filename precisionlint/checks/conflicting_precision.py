@@ -62,7 +62,7 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
     by_scope: dict[str, dict[str, Setting]] = {}
     for setting in ctx.settings:
         by_scope.setdefault(setting.scope, {})[setting.name] = setting
-    for scope, named in by_scope.items():
+    for named in by_scope.values():
         for first, second in _PAIRS:
             a, b = named.get(first), named.get(second)
             if a is not None and b is not None and a.value is True and b.value is True:

@@ -62,7 +62,7 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
         else:
             yield ctx.report(
                 setting.span,
-                f"precision={setting.value!r} keeps weights and optimizer state in bfloat16 with no float32 master copy: "
-                "updates below ~0.4% of a weight are rounded away; use 'bf16-mixed' unless memory forces this",
+                f"precision={setting.value!r} keeps weights and optimizer state in bfloat16 with no float32 master "
+                "copy: updates below ~0.4% of a weight are rounded away; use 'bf16-mixed' unless memory forces this",
                 severity=Severity.INFO,
             )

@@ -12,7 +12,7 @@ import re
 
 from precisionlint.model import Document
 from precisionlint.sources import Limits, LimitError, SourceError
-from precisionlint.sources.tree import Entry, Node, NodeBudget
+from precisionlint.sources.tree import Entry, Node, NodeBudget, whole_line_range
 
 _WS = re.compile(r"[ \t\r\n]*")
 _STRING = re.compile(r'"(?:[^"\\]|\\.)*"', re.DOTALL)
@@ -163,7 +163,8 @@ def _set_removals(text: str, root: Node, budget: NodeBudget) -> None:
                 comma = text.index(",", prev_end)
                 entry.removal = (comma, end)
             else:
-                entry.removal = (start, end)
+                # The only member: its whole lines when it stands alone on them ("{\n}" stays valid JSON).
+                entry.removal = whole_line_range(text, start, end) or (start, end)
 
 
 def _line_col(text: str, pos: int) -> tuple[int, int]:
