@@ -48,7 +48,6 @@ from precisionlint.sources import LimitError, Limits, SourceError
 from precisionlint.sources.tree import Entry, Node, NodeBudget
 
 if TYPE_CHECKING:
-    from precisionlint.config import Config
     from precisionlint.engine import EngineOptions, SourceFile
     from precisionlint.runner import RunOutcome, RunRequest
 
@@ -94,9 +93,9 @@ def apply_fixes(outcome: RunOutcome, sources: Sequence[SourceFile], options: Eng
         by_path[source.display] = result.findings
     if write:
         outcome.findings = sorted((f for found in by_path.values() for f in found), key=Finding.sort_key)
-        from precisionlint.runner import _rules_for_output
+        from precisionlint.runner import rules_for_output
 
-        outcome.rules_for_output = _rules_for_output(outcome.findings)
+        outcome.rules_for_output = rules_for_output(outcome.findings)
     else:
         outcome.diff_text = "".join(diffs)
 
@@ -120,6 +119,7 @@ def _fix_source(source: SourceFile, options: EngineOptions, request: RunRequest)
     """Read the file again (offsets must match the text being edited, even if it changed since the check)
     and run the fix passes on it. None when it cannot be read or decoded any more."""
     from precisionlint.engine import _decode, read_source
+    from precisionlint.runner import ignored_codes
 
     data = read_source(source, options.limits)
     if isinstance(data, Finding):
@@ -128,30 +128,10 @@ def _fix_source(source: SourceFile, options: EngineOptions, request: RunRequest)
         text = _decode(data, source.display)
     except SourceError:
         return None
-    ignored = _ignored_codes(source, request.config)
+    ignored = ignored_codes(source.fs_path, request.config)
     result = fix_text(source.display, text, source.format, options, request.unsafe_fixes, ignored)
     result.bom = data.startswith(codecs.BOM_UTF8)
     return result
-
-
-def _ignored_codes(source: SourceFile, config: Config) -> set[str]:
-    """The per-file-ignores codes for this file, as run_check applies them (a fix must not act on a finding
-    the user never sees, and re-checked findings must be filtered the same way)."""
-    if not config.per_file_ignores:
-        return set()
-    from precisionlint.checks import expand_selector
-    from precisionlint.discover import matches_any
-    from precisionlint.runner import _relative
-
-    relative = _relative(source.fs_path, config.root)
-    return {
-        rule.code
-        for pattern, selectors in config.per_file_ignores.items()
-        if matches_any(relative, [pattern])
-        for selector in selectors
-        for rule in expand_selector(selector)
-        if rule.code != "PL009"  # internal errors are never ignored (runner.py)
-    }
 
 
 def fix_text(display: str, text: str, fmt: Format, options: EngineOptions, unsafe: bool,

@@ -53,7 +53,7 @@ def _targets(names: list[str]) -> tuple:
 
 
 def run_check(request: RunRequest) -> RunOutcome:
-    from precisionlint.discover import discover, matches_any
+    from precisionlint.discover import discover
     from precisionlint.engine import EngineOptions, check_sources
     from precisionlint.parallel import default_jobs
     from precisionlint.sources import Limits
@@ -70,33 +70,49 @@ def run_check(request: RunRequest) -> RunOutcome:
     jobs = request.jobs or default_jobs()
     results = check_sources(found.files, options, jobs)
 
-    per_file = []
-    for pattern, selectors in config.per_file_ignores.items():
-        from precisionlint.checks import expand_selector
-
-        codes = {r.code for s in selectors for r in expand_selector(s)}
-        if not codes and selectors:
-            raise ConfigError(f"per-file-ignores: unknown rule in {selectors} for '{pattern}'")
-        per_file.append((pattern, codes))
-
+    validate_per_file_ignores(config)
     findings: list[Finding] = []
     internal = False
     for source, result in zip(found.files, results, strict=True):
         internal = internal or result.internal_error
-        kept = result.findings
-        if per_file:
-            relative = _relative(source.fs_path, config.root)
-            ignored = {code for pattern, codes in per_file if matches_any(relative, [pattern]) for code in codes}
-            kept = [f for f in kept if f.code not in ignored or f.code == "PL009"]
-        findings.extend(kept)
+        ignored = ignored_codes(source.fs_path, config)
+        findings.extend(f for f in result.findings if f.code not in ignored)
     findings.sort(key=Finding.sort_key)
 
-    outcome = RunOutcome(findings, errors, internal, _rules_for_output(findings), files_checked=len(found.files))
+    outcome = RunOutcome(findings, errors, internal, rules_for_output(findings), files_checked=len(found.files))
     if request.fix or request.diff:
         from precisionlint.fix import apply_fixes
 
         apply_fixes(outcome, found.files, options, request)
     return outcome
+
+
+def validate_per_file_ignores(config: Config) -> None:
+    from precisionlint.checks import expand_selector
+
+    for pattern, selectors in config.per_file_ignores.items():
+        unknown = [s for s in selectors if not expand_selector(s)]
+        if unknown:
+            raise ConfigError(f"per-file-ignores: unknown rule {unknown[0]!r} for '{pattern}'")
+
+
+def ignored_codes(fs_path: str, config: Config) -> set[str]:
+    """The codes per-file-ignores removes for this file. Internal errors (PL009) are never ignored: they
+    mean precisionlint itself failed, and the exit code must say so."""
+    if not config.per_file_ignores:
+        return set()
+    from precisionlint.checks import expand_selector
+    from precisionlint.discover import matches_any
+
+    relative = _relative(fs_path, config.root)
+    return {
+        rule.code
+        for pattern, selectors in config.per_file_ignores.items()
+        if matches_any(relative, [pattern])
+        for selector in selectors
+        for rule in expand_selector(selector)
+        if rule.code != "PL009"
+    }
 
 
 def _relative(fs_path: str, root: Path) -> str:
@@ -106,6 +122,6 @@ def _relative(fs_path: str, root: Path) -> str:
         return Path(fs_path).as_posix()
 
 
-def _rules_for_output(findings: list[Finding]) -> list[Rule]:
+def rules_for_output(findings: list[Finding]) -> list[Rule]:
     codes = {f.code for f in findings}
     return [r for r in all_rules() if r.code in codes]
