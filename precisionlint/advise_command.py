@@ -1,0 +1,267 @@
+"""`precisionlint advise`: the decision tree for named GPUs (--gpu) or for this machine, measured (--probe).
+
+Imported by cli.py at start-up, so this module imports only click: hardware, advisor, probe (and torch, through
+the probe) load when the command runs.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import textwrap
+from typing import TYPE_CHECKING, Any
+
+import click
+
+if TYPE_CHECKING:
+    from precisionlint.advisor import Comparison, Recommendation
+    from precisionlint.hardware import Gpu
+    from precisionlint.probe import ProbeResult
+
+EXIT_USAGE = 2
+WIDTH = 100
+
+
+def _progress() -> Any:
+    """Progress lines on stderr while the probe measures, only for a person watching a terminal."""
+    if not sys.stderr.isatty():
+        return None
+    return lambda message: click.echo(f"precisionlint: {message}", err=True)
+
+
+@click.command("advise")
+@click.option("--gpu", "gpu_names", multiple=True, metavar="NAME",
+              help="Target GPU, e.g. A100, 'NVIDIA H100 PCIe', T4 (repeatable or comma-separated: a fleet, every "
+                   "GPU must run the result well), or 'auto' for this machine's GPUs.")
+@click.option("--probe", is_flag=True,
+              help="Measure this machine (matmul speed and error per format) and recommend from the measurements. "
+                   "Needs PyTorch: pip install 'precisionlint[probe]'.")
+@click.option("--params", metavar="N",
+              help="Model size in parameters: 350M, 1.5B, 7B, 125k or a number. Without it the large-model "
+                   "branch is assumed.")
+@click.option("--priority", type=click.Choice(["speed", "accuracy"]), default=None,
+              help="Override the model-size rule: the fastest native format, or full float32.")
+@click.option("--config", "config_path", type=click.Path(dir_okay=False), default=None,
+              help="Your current config or training script: show what to change.")
+@click.option("--output-format", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@click.option("--budget", type=click.FloatRange(min=0.5, max=600.0), default=None, metavar="SECONDS",
+              help="With --probe: total time for the measurements (default 10).")
+@click.option("--size", type=click.IntRange(min=16, max=65536), default=None, metavar="N",
+              help="With --probe: matrix size of the timed matmuls (default 8192 on a GPU, 1024 on a CPU).")
+@click.option("--list-gpus", is_flag=True, help="List the GPUs precisionlint knows, with their figures, and exit.")
+def advise(
+    gpu_names: tuple[str, ...],
+    probe: bool,
+    params: str | None,
+    priority: str | None,
+    config_path: str | None,
+    output_format: str,
+    budget: float | None,
+    size: int | None,
+    list_gpus: bool,
+) -> None:
+    """Recommend a training precision and TF32 setting, with the reasons and ready-to-paste snippets.
+
+    The tree: native bf16 (compute capability 8.0+)? -> model size (--params) -> priority (--priority) ->
+    is each faster format really faster (datasheet figures, or measured with --probe)?
+    """
+    from precisionlint import advisor, hardware
+
+    if list_gpus:
+        _list_gpus(output_format)
+        return
+    if probe and gpu_names:
+        raise click.UsageError("use either --gpu (named GPUs) or --probe (measure this machine), not both")
+    if not probe and not gpu_names:
+        raise click.UsageError("name the target GPU with --gpu NAME (or --gpu auto), or measure this machine "
+                               "with --probe; --list-gpus shows the known names")
+    if not probe and (budget is not None or size is not None):
+        raise click.UsageError("--budget and --size only apply with --probe")
+    param_count = None
+    if params is not None:
+        try:
+            param_count = advisor.parse_params(params)
+        except ValueError:
+            raise click.BadParameter(f"{params!r} is not a parameter count (try 350M, 1.5B, 7B)",
+                                     param_hint="--params") from None
+
+    document = _load_config(config_path) if config_path else None
+
+    measured: ProbeResult | None = None
+    targets: tuple[Gpu, ...] = ()
+    if probe:
+        from precisionlint import probe as probe_module
+
+        try:
+            measured = probe_module.run_probe(
+                budget_s=budget if budget is not None else probe_module.DEFAULT_BUDGET_S,
+                size=size,
+                progress=_progress(),
+            )
+        except probe_module.ProbeUnavailable as exc:
+            click.echo(f"precisionlint: error: {exc}", err=True)
+            sys.exit(EXIT_USAGE)
+        except RuntimeError as exc:  # a CUDA error, out of memory: the device, not precisionlint, failed
+            first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            click.echo(f"precisionlint: error: the probe failed on this device: {first}", err=True)
+            sys.exit(EXIT_USAGE)
+        if measured.device.is_gpu:
+            targets = (hardware.device_from_description(measured.device),)
+    else:
+        try:
+            targets = hardware.resolve_targets(gpu_names)
+        except hardware.UnknownGpuError as exc:
+            raise click.UsageError(str(exc)) from None
+        if not targets:
+            raise click.UsageError("--gpu auto found no GPU on this machine (no nvidia-smi and no CUDA device "
+                                   "visible to PyTorch); name one with --gpu NAME or measure the CPU with --probe")
+
+    rec = advisor.recommend(targets, params=param_count, priority=priority, probe=measured)
+    comparison = advisor.compare_config(document, rec) if document is not None else None
+    if output_format == "json":
+        _emit_json(rec, targets, measured, comparison)
+    else:
+        click.echo(render_text(rec, targets, measured, comparison), nl=False)
+
+
+def _load_config(path: str) -> Any:
+    from precisionlint.sources import LimitError, SourceError, format_of, load_document
+
+    fmt = format_of(path)
+    if fmt is None:
+        raise click.BadParameter(f"{path}: not a TOML, YAML, JSON or Python file", param_hint="--config")
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read()
+    except OSError as exc:
+        raise click.BadParameter(f"{path}: {exc.strerror or exc}", param_hint="--config") from None
+    try:
+        text = data.decode("utf-8").removeprefix("\ufeff")
+        return load_document(path, text, fmt)
+    except UnicodeDecodeError:
+        raise click.BadParameter(f"{path}: not valid UTF-8", param_hint="--config") from None
+    except SourceError as exc:
+        raise click.BadParameter(f"{path}:{exc.line}:{exc.column}: {exc.message}", param_hint="--config") from None
+    except (LimitError, RecursionError) as exc:
+        raise click.BadParameter(f"{path}: {exc or 'nesting too deep'}", param_hint="--config") from None
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Output
+# ---------------------------------------------------------------------------------------------------------------
+
+def gpu_json(gpu: Gpu) -> dict[str, Any]:
+    return {
+        "name": gpu.name,
+        "vendor": gpu.vendor,
+        "architecture": gpu.architecture,
+        "compute_capability": (f"{gpu.compute_capability[0]}.{gpu.compute_capability[1]}"
+                               if gpu.compute_capability else None),
+        "gfx_arch": gpu.gfx_arch,
+        "bf16": gpu.bf16,
+        "tf32": gpu.tf32,
+        "fp8": gpu.fp8,
+        "peak_tflops": dict(gpu.peak_tflops),
+        "source": gpu.source or None,
+        "in_table": gpu.in_table,
+    }
+
+
+def _emit_json(rec: Recommendation, targets: tuple[Gpu, ...], measured: ProbeResult | None,
+               comparison: Comparison | None) -> None:
+    from precisionlint.advisor import recommendation_settings, snippets
+
+    payload = {
+        "recommendation": rec.to_json(),
+        "settings": recommendation_settings(rec),
+        "targets": [gpu_json(g) for g in targets],
+        "snippets": snippets(rec),
+        "probe": measured.to_json() if measured is not None else None,
+        "config": ({"path": comparison.path, "needs_changes": comparison.needs_changes,
+                    "changes": [c.to_json() for c in comparison.changes]} if comparison is not None else None),
+    }
+    click.echo(json.dumps(payload, indent=2))
+
+
+def _wrap(text: str, indent: str, first: str | None = None) -> str:
+    """`text` filled to WIDTH; `first` replaces the indent of the first line (a number or a bullet)."""
+    return textwrap.fill(text, WIDTH, initial_indent=first if first is not None else indent,
+                         subsequent_indent=indent, break_long_words=False, break_on_hyphens=False) + "\n"
+
+
+def _show(value: Any) -> str:
+    if isinstance(value, str):
+        return json.dumps(value)
+    if value is None:
+        return "unset"
+    return repr(value)
+
+
+def render_text(rec: Recommendation, targets: tuple[Gpu, ...], measured: ProbeResult | None,
+                comparison: Comparison | None) -> str:
+    from precisionlint.advisor import SNIPPET_TITLES, snippets
+
+    out: list[str] = []
+    if rec.device == "cpu":
+        subject = f"CPU ({measured.device.name})" if measured is not None else "CPU"
+    else:
+        subject = ", ".join(g.describe() for g in targets)
+    out.append(f"Recommendation for {subject}\n\n")
+    out.append(f"  precision              {rec.precision}\n")
+    unset = ("unset (autocast runs the matmuls in 16 bits)" if rec.tf32_available
+             else "unset (no TF32 on this hardware)")
+    out.append(f"  tf32_matmul_precision  {rec.tf32_matmul_precision or unset}\n")
+    out.append(f"  GradScaler             {'yes (fp16 loss scaling)' if rec.grad_scaler else 'no'}\n")
+    if rec.params_assumed:
+        out.append("  (--params not given: the large-model branch was assumed)\n")
+
+    out.append("\nDecision path\n")
+    for number, step in enumerate(rec.path, 1):
+        out.append(_wrap(f"{step.question} {step.answer}", "     ", f"  {number}. "))
+        out.append(_wrap(step.reason, "     "))
+    if rec.notes:
+        out.append("\nGood to know\n")
+        for note in rec.notes:
+            out.append(_wrap(note, "   ", " - "))
+    if measured is not None:
+        out.append(f"\nMeasured ({measured.elapsed_s:.1f} s, torch {measured.device.torch_version}"
+                   f"{', CUDA ' + measured.device.cuda_version if measured.device.cuda_version else ''})\n")
+        for sentence in rec.evidence:
+            out.append(_wrap(sentence, "   ", " - "))
+    if comparison is not None:
+        out.append(f"\nYour config: {comparison.path}\n")
+        for change in comparison.changes:
+            where = f"{comparison.path}:{change.line}:{change.column}: " if change.line else ""
+            if change.action == "change":
+                line = f"change {change.key} = {_show(change.current)} -> {_show(change.recommended)}"
+            elif change.action == "add":
+                line = f"add {change.key} = {_show(change.recommended)}"
+            elif change.action == "remove":
+                line = f"remove {change.key} = {_show(change.current)}"
+            elif change.action == "unknown":
+                line = f"check {change.key} (recommended {_show(change.recommended)})"
+            else:
+                line = f"keep {change.key} = {_show(change.current)}"
+            out.append(f" - {where}{line}: {change.reason}\n")  # one line per change, like lint output: greppable
+        if not comparison.needs_changes:
+            out.append("   Nothing to change.\n")
+    out.append("\nSnippets\n")
+    for key, text in snippets(rec).items():
+        out.append(f"\n  {SNIPPET_TITLES[key]}\n")
+        out.append(textwrap.indent(text, "    "))
+    return "".join(out)
+
+
+def _list_gpus(output_format: str) -> None:
+    from precisionlint.hardware import FORMATS, GPUS
+
+    if output_format == "json":
+        click.echo(json.dumps([gpu_json(g) for g in GPUS], indent=2))
+        return
+    header = f"{'GPU':<12} {'arch':<13} {'cc/ISA':<7} {'bf16':<5} {'tf32':<5} {'fp8':<5} " + " ".join(
+        f"{f:>7}" for f in FORMATS)
+    click.echo(header + "   (dense peak TFLOP/s)")
+    for g in GPUS:
+        flags = " ".join(f"{'yes' if v else 'no':<5}" for v in (g.bf16, g.tf32, g.fp8))
+        peaks = " ".join(f"{g.peak_tflops[f]:>7g}" if f in g.peak_tflops else f"{'-':>7}" for f in FORMATS)
+        click.echo(f"{g.name:<12} {g.architecture:<13} {g.cc_text:<7} {flags} {peaks}")

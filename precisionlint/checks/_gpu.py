@@ -1,0 +1,101 @@
+"""Shared helpers of the hardware rules (PL301-PL305): the target GPUs, the precision a document selects
+(settings and, in scripts, autocast regions) and the wording that names the GPUs concerned.
+
+A fleet (several target GPUs) must be satisfied on every GPU: each rule reports once per offending setting and
+names the GPUs on which it is wrong, rather than repeating the finding per GPU at the same place.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from precisionlint.checks import CheckContext
+from precisionlint.frameworks import Mode, precision_mode
+from precisionlint.hardware import Gpu
+from precisionlint.model import Setting, Span
+
+if TYPE_CHECKING:
+    from precisionlint.script.model import AutocastRegion
+
+# torch dtype spellings (as the script model reports them) -> the short names frameworks.Mode uses.
+_DTYPES = {"float16": "fp16", "half": "fp16", "bfloat16": "bf16", "float32": "fp32", "float": "fp32"}
+
+
+def targets(ctx: CheckContext) -> tuple[Gpu, ...]:
+    """The run's target GPUs, each model once (eight A100s are one A100 for a message)."""
+    seen: dict[str, Gpu] = {}
+    for gpu in ctx.gpus:
+        if gpu is not None:
+            seen.setdefault(gpu.name, gpu)
+    return tuple(seen.values())
+
+
+def names(gpus: Iterable[Gpu]) -> str:
+    """'V100 SXM2 (cc 7.0) and T4 (cc 7.5)'."""
+    parts = [f"{g.name} ({'cc ' if g.compute_capability else ''}{g.cc_text})" for g in gpus]
+    if len(parts) <= 1:
+        return "".join(parts)
+    return ", ".join(parts[:-1]) + " and " + parts[-1]
+
+
+def precision_settings(ctx: CheckContext) -> Iterator[tuple[Setting, Mode]]:
+    """Every setting that selects a training precision, with its meaning (unresolved values are skipped)."""
+    for setting in ctx.settings:
+        mode = precision_mode(setting)
+        if mode is not None:
+            yield setting, mode
+
+
+@dataclass(frozen=True)
+class AutocastUse:
+    """One `torch.autocast` (or `torch.cuda.amp.autocast`) region that runs on a GPU, with its effective dtype."""
+
+    region: AutocastRegion
+    dtype: str  # "fp16" | "bf16" | ...
+    explicit: bool  # the dtype is written in the call (else it is CUDA's default, float16)
+
+    @property
+    def span(self) -> Span:
+        dtype_span = self.region.dtype_span
+        return dtype_span if self.explicit and dtype_span is not None else self.region.span
+
+
+def autocast_uses(ctx: CheckContext) -> Iterator[AutocastUse]:
+    """GPU autocast regions of a Python document (precisionlint.script.model.AutocastRegion).
+
+    A region on "cpu" (or another non-CUDA device) is not about the target GPUs; a disabled one runs in float32;
+    a dtype that cannot be resolved is unknown, not wrong. The script model fills an omitted dtype with the
+    device's default (cuda: float16), so `torch.autocast("cuda")` counts as float16; with `**kwargs` in the
+    call the dtype may hide there, so an omitted one is not assumed.
+    """
+    if ctx.document.format != "python":
+        return
+    for region in ctx.script.autocast_regions:
+        if region.enabled is False:
+            continue
+        device = region.device
+        if device is not None and device != "cuda":
+            continue
+        explicit = bool(region.dtype_explicit)
+        if region.dtype is None or (not explicit and (device is None or region.unpacked)):
+            continue
+        short = _DTYPES.get(str(region.dtype).rsplit(".", 1)[-1])
+        if short is not None:
+            yield AutocastUse(region, short, explicit)
+
+
+def framework_label(setting: Setting) -> str:
+    return {"lightning": "Lightning", "hf": "Transformers", "accelerate": "Accelerate", "deepspeed": "DeepSpeed",
+            "torch": "PyTorch"}.get(setting.framework, setting.framework)
+
+
+def shown(setting: Setting) -> str:
+    """`precision='16-mixed'` as it reads in a message."""
+    if not setting.key_path:
+        return f"{setting.name}={setting.value!r}"
+    if setting.framework == "torch":  # a call: set_float32_matmul_precision('high')
+        return f"{setting.key_path[0]}({setting.value!r})"
+    key = ".".join(setting.key_path[-2:]) if setting.framework == "deepspeed" else setting.key_path[-1]
+    return f"{key}={setting.value!r}"

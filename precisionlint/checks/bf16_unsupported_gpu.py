@@ -1,0 +1,82 @@
+"""## What it does
+Finds bf16 training (Lightning `"bf16-mixed"`, `"bf16-true"`, `"bf16"`; Transformers `bf16: true`; Accelerate
+`mixed_precision: bf16`; DeepSpeed `bf16.enabled`; `torch.autocast("cuda", dtype=torch.bfloat16)` in scripts)
+when a target GPU has no native bf16: NVIDIA GPUs below compute capability 8.0 (P100, V100, T4,
+RTX 20xx).
+
+## Why is this bad?
+These GPUs have no bf16 tensor cores. Current PyTorch still runs bf16 on them:
+`torch.cuda.is_bf16_supported()` returns True because it counts emulation (pass
+`including_emulation=False` for the real answer), and Transformers' bf16 check uses it, so nothing stops the
+run. bf16 matmuls then go without the tensor-core speed-up: far slower than fp16 on the same GPU and
+typically no faster than float32, while carrying bf16's coarse 8-bit significand. Older PyTorch versions
+refuse outright ("Current CUDA Device does not support bfloat16").
+
+On these GPUs, fp16 mixed precision with loss scaling is the fast 16-bit mode (V100: 125 TFLOP/s fp16
+against 15.7 float32). On a fleet, the finding names the GPUs that lack bf16: the config must run well on every
+one of them.
+
+## Example
+```yaml
+# precisionlint check --gpu T4
+trainer:
+  precision: bf16-mixed
+```
+
+## Use instead
+```yaml
+trainer:
+  precision: 16-mixed
+```
+
+## Fix safety
+No fix: moving to fp16 needs loss scaling (a GradScaler in plain PyTorch) and can overflow where bf16 did not,
+so the change needs a person.
+
+## References
+- `torch.cuda.is_bf16_supported`: https://pytorch.org/docs/stable/generated/torch.cuda.is_bf16_supported.html
+- PyTorch AMP (fp16 with GradScaler): https://pytorch.org/docs/stable/amp.html
+- CUDA GPUs and compute capabilities: https://developer.nvidia.com/cuda-gpus
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from precisionlint.checks import CheckContext
+from precisionlint.checks._gpu import autocast_uses, framework_label, names, precision_settings, shown, targets
+from precisionlint.model import Finding, Severity
+
+CODE = "PL302"
+NAME = "bf16-unsupported-gpu"
+SEVERITY = Severity.WARNING
+SUMMARY = "bf16 on a GPU without native bf16 (below compute capability 8.0): emulated and slow."
+TARGET = "settings"
+NEEDS_GPU = True
+
+
+def check(ctx: CheckContext) -> Iterator[Finding]:
+    lacking = [g for g in targets(ctx) if not g.bf16]
+    if not lacking:
+        return
+    where = names(lacking)
+    alternative = ("use 16-mixed (fp16 with loss scaling)" if all(g.fast_fp16 for g in lacking)
+                   else "use 32-true (fp16 is not faster either on this GPU)")
+    for setting, mode in precision_settings(ctx):
+        if mode.dtype != "bf16":
+            continue
+        yield ctx.report(
+            setting.span,
+            f"bf16 ({framework_label(setting)} {shown(setting)}) on {where}, without native bf16: PyTorch "
+            f"emulates it with no tensor-core speed-up; {alternative}",
+        )
+    for use in autocast_uses(ctx):
+        if use.dtype != "bf16":
+            continue
+        fp16 = all(g.fast_fp16 for g in lacking)
+        yield ctx.report(
+            use.span,
+            f"torch.autocast with dtype=bfloat16 on {where}, without native bf16: PyTorch emulates it with no "
+            f"tensor-core speed-up; "
+            + ("use dtype=torch.float16 with a GradScaler" if fp16 else "train in float32"),
+        )

@@ -1,0 +1,138 @@
+"""## What it does
+Finds fp16 mixed precision when every target GPU has native bf16 (NVIDIA compute capability 8.0 or newer:
+A100, A10, A40, RTX 30xx/40xx, L4, L40S, H100, H200, B200; AMD MI250X, MI300X). It looks at Lightning
+`precision` (`"16-mixed"`, `16`, `"16"`), Transformers `fp16: true`, Accelerate `mixed_precision: fp16`,
+DeepSpeed `fp16.enabled`, and in scripts `torch.autocast("cuda", dtype=torch.float16)` or
+`torch.autocast("cuda")` without a dtype, which defaults to float16 on CUDA.
+
+## Why is this bad?
+On these GPUs bf16 tensor-core matmuls have the same peak as fp16 (A100: 312 TFLOP/s for both; H100 SXM:
+989). bf16 keeps float32's 8-bit exponent, so gradients neither underflow (fp16's smallest positive value is
+about 6e-8; smaller gradients become zero) nor overflow (fp16 tops out at 65504). fp16 needs a GradScaler
+for that: it multiplies the loss, checks every gradient for inf/NaN each step, skips the optimizer step when it
+finds one, and has to be unscaled before gradient clipping. bf16-mixed needs none of it.
+
+The trade: bf16 keeps 8 significant bits against fp16's 11, so each rounding is coarser. Under mixed
+precision the weights, the optimizer update and the ops autocast keeps in float32 (softmax, norms, losses)
+stay in float32, which is why bf16-mixed is the usual choice on these GPUs.
+
+On a fleet that includes a GPU without native bf16 (V100, T4, RTX 2080 Ti), fp16 is the right choice and this
+rule reports nothing.
+
+## Example
+```toml
+# precisionlint check --gpu A100
+[trainer_config]
+precision = "16-mixed"
+```
+
+## Use instead
+```toml
+[trainer_config]
+precision = "bf16-mixed"
+```
+
+## Fix safety
+Unsafe: it changes the numerics of training (a run tuned with fp16 may need its learning rate or loss-scale
+settings revisited). The fix writes the same framework's bf16 spelling: Lightning `"bf16-mixed"`, Accelerate
+`bf16`, `dtype=torch.bfloat16` in `torch.autocast`. For Transformers it swaps `fp16` and `bf16` only when both
+keys are written in the same place (else there is no single edit). No fix for DeepSpeed blocks (their
+fp16/bf16 must match TrainingArguments when used through Transformers) or for `autocast` without a dtype.
+After the fix, remove the GradScaler from a script: with bf16 and float32 weights it is pure overhead, and
+Lightning raises if a scaler is passed together with `bf16-mixed`.
+
+## References
+- PyTorch AMP (autocast, GradScaler): https://pytorch.org/docs/stable/amp.html
+- Lightning precision: https://lightning.ai/docs/pytorch/stable/common/precision_intermediate.html
+- NVIDIA A100 datasheet (bf16 and fp16 peaks): https://www.nvidia.com/en-us/data-center/a100/
+- CUDA GPUs and compute capabilities: https://developer.nvidia.com/cuda-gpus
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from precisionlint.checks import CheckContext
+from precisionlint.checks._gpu import (
+    AutocastUse,
+    autocast_uses,
+    framework_label,
+    names,
+    precision_settings,
+    shown,
+    targets,
+)
+from precisionlint.edits import render_scalar, replace_value
+from precisionlint.model import Edit, Finding, Fix, Setting, Severity
+
+CODE = "PL301"
+NAME = "fp16-on-bf16-capable-gpu"
+SEVERITY = Severity.WARNING
+SUMMARY = "fp16 mixed precision on GPUs with native bf16: bf16 is as fast and needs no loss scaling."
+TARGET = "settings"
+NEEDS_GPU = True
+FIXABLE = True
+
+_BF16_SPELLING = {"lightning": "bf16-mixed", "accelerate": "bf16"}
+
+
+def check(ctx: CheckContext) -> Iterator[Finding]:
+    gpus = targets(ctx)
+    if not gpus or not all(g.bf16 for g in gpus):
+        return  # one GPU without native bf16 makes fp16 the right choice for the whole fleet
+    where = names(gpus)
+    for setting, mode in precision_settings(ctx):
+        if mode.dtype != "fp16" or mode.kind != "mixed":
+            continue
+        yield ctx.report(
+            setting.span,
+            f"fp16 mixed precision ({framework_label(setting)} {shown(setting)}) on {where}, which "
+            f"{'has' if len(gpus) == 1 else 'all have'} native bf16: use bf16 mixed precision, as fast and "
+            "without loss scaling",
+            fix=_settings_fix(ctx, setting),
+        )
+    for use in autocast_uses(ctx):
+        if use.dtype != "fp16":
+            continue
+        how = "dtype=float16" if use.explicit else "no dtype (CUDA autocast defaults to float16)"
+        yield ctx.report(
+            use.span,
+            f"torch.autocast with {how} on {where}, which {'has' if len(gpus) == 1 else 'all have'} native bf16: "
+            "use dtype=torch.bfloat16, as fast and without loss scaling (drop the GradScaler too)",
+            fix=_autocast_fix(ctx, use),
+        )
+
+
+def _settings_fix(ctx: CheckContext, setting: Setting) -> Fix | None:
+    document = ctx.document
+    spelling = _BF16_SPELLING.get(setting.framework)
+    if spelling is not None:
+        return replace_value(document, setting, spelling, f"Use {spelling!r}", safe=False)
+    if setting.framework != "hf" or setting.name != "fp16":
+        return None
+    partner = next((s for s in ctx.settings if s.name == "bf16" and s.scope == setting.scope
+                    and s.framework == "hf" and s.resolved and isinstance(s.value, bool)), None)
+    if partner is None:
+        return None  # adding a key is not a single in-place edit
+    (fp16_start, fp16_end), (bf16_start, bf16_end) = setting.value_offsets, partner.value_offsets
+    edits = sorted(
+        (Edit(fp16_start, fp16_end, render_scalar(document, setting, False)),
+         Edit(bf16_start, bf16_end, render_scalar(document, partner, True))),
+        key=lambda e: e.start,
+    )
+    return Fix("Set fp16 to false and bf16 to true", "unsafe", tuple(edits))
+
+
+def _autocast_fix(ctx: CheckContext, use: AutocastUse) -> Fix | None:
+    span = use.region.dtype_span
+    if not use.explicit or span is None:
+        return None
+    start = ctx.document.offset(span.line, span.column)
+    end = ctx.document.offset(span.end_line, span.end_column)
+    text = ctx.document.text[start:end]
+    # Keep whatever the module is called locally (torch, th, ...): only the attribute changes.
+    for suffix in (".float16", ".half"):
+        if text.endswith(suffix):
+            replacement = text[: -len(suffix)] + ".bfloat16"
+            return Fix("Use bfloat16", "unsafe", (Edit(start, end, replacement),))
+    return None

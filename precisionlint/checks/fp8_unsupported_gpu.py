@@ -1,0 +1,71 @@
+"""## What it does
+Finds FP8 training (Lightning `precision="transformer-engine"` or `"transformer-engine-float16"`,
+Accelerate `mixed_precision: fp8`) when a target GPU has no FP8 tensor cores: NVIDIA GPUs below compute
+capability 8.9 (everything before Ada Lovelace and Hopper, including the A100), and AMD before CDNA 3.
+
+## Why is this bad?
+FP8 matmuls need FP8 tensor cores: compute capability 8.9 (L4, L40S, RTX 4090) or 9.0+ (H100, H200, B200).
+NVIDIA Transformer Engine, which Lightning's `"transformer-engine"` precision uses, refuses to run FP8 below
+8.9 ("Device compute capability 8.9 or higher required for FP8 execution"), so the run fails as soon as
+training starts. Accelerate warns and falls back to fp16 mixed precision below 8.9, so the run silently trains
+in another precision than the config says.
+
+## Example
+```yaml
+# precisionlint check --gpu A100
+trainer:
+  precision: transformer-engine
+```
+
+## Use instead
+```yaml
+trainer:
+  precision: bf16-mixed
+```
+
+## Fix safety
+No fix: which precision replaces FP8 depends on the GPU (bf16 on Ampere, fp16 with loss scaling before it).
+
+## References
+- Transformer Engine support matrix: https://docs.nvidia.com/deeplearning/transformer-engine/user-guide/installation.html
+- Lightning FP8 (Transformer Engine): https://lightning.ai/docs/pytorch/stable/common/precision_intermediate.html
+- Accelerate low-precision training: https://huggingface.co/docs/accelerate/usage_guides/low_precision_training
+- CUDA GPUs and compute capabilities: https://developer.nvidia.com/cuda-gpus
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from precisionlint.checks import CheckContext
+from precisionlint.checks._gpu import framework_label, names, precision_settings, shown, targets
+from precisionlint.model import Finding, Severity
+
+CODE = "PL304"
+NAME = "fp8-unsupported-gpu"
+SEVERITY = Severity.ERROR
+SUMMARY = "FP8 training on a GPU without FP8 tensor cores (below compute capability 8.9)."
+TARGET = "settings"
+NEEDS_GPU = True
+
+
+def check(ctx: CheckContext) -> Iterator[Finding]:
+    lacking = [g for g in targets(ctx) if not g.fp8]
+    if not lacking:
+        return
+    where = names(lacking)
+    instead = "bf16-mixed" if all(g.bf16 for g in lacking) else "16-mixed"
+    for setting, mode in precision_settings(ctx):
+        if mode.dtype != "fp8":
+            continue
+        if setting.framework == "accelerate":
+            effect = "Accelerate warns and falls back to fp16 mixed precision"
+            instead_here = "bf16" if instead == "bf16-mixed" else "fp16"
+        else:
+            effect = "Transformer Engine refuses to run FP8 there"
+            instead_here = instead
+        yield ctx.report(
+            setting.span,
+            f"FP8 ({framework_label(setting)} {shown(setting)}) on {where}, without FP8 tensor cores (needs "
+            f"compute capability 8.9+): {effect}; use {instead_here!r}",
+        )

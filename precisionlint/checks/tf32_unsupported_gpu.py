@@ -1,0 +1,81 @@
+"""## What it does
+Finds TF32 settings when a target GPU has no TF32: `tf32_matmul_precision = "high"` or `"medium"`,
+`torch.set_float32_matmul_precision("high")` in a script, and Transformers `tf32: true`. TF32 tensor cores
+start with NVIDIA Ampere (compute capability 8.0); P100, V100, T4 and RTX 20xx have none, nor does AMD's
+MI250X.
+
+## Why is this bad?
+`set_float32_matmul_precision("high")` (and `"medium"`, which is the same on CUDA) only allows TF32: on a GPU
+without it float32 matmuls run exactly as before, in full IEEE float32. The setting does nothing, but reads as
+if the run were getting TF32's speed-up, so it is reported as information.
+
+Transformers is stricter: `TrainingArguments(tf32=True)` raises `ValueError: --tf32 requires Ampere or a newer
+GPU arch, cuda>=11 and torch>=1.7` when the GPU's compute capability is below 8.0, and on ROCm builds of
+PyTorch (its check requires a CUDA build), so the run does not start. That case is an error.
+
+## Example
+```json
+{"output_dir": "out", "fp16": true, "tf32": true}
+```
+checked with `--gpu V100`.
+
+## Use instead
+```json
+{"output_dir": "out", "fp16": true}
+```
+
+## Fix safety
+No fix: whether to delete the setting or keep it for other GPUs the same config also runs on is the user's
+call.
+
+## References
+- PyTorch TF32 notes: https://pytorch.org/docs/stable/notes/cuda.html#tensorfloat-32-tf32-on-ampere-and-later-devices
+- `torch.set_float32_matmul_precision`:
+  https://pytorch.org/docs/stable/generated/torch.set_float32_matmul_precision.html
+- Transformers `TrainingArguments.tf32`: https://huggingface.co/docs/transformers/main_classes/trainer
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from precisionlint.checks import CheckContext
+from precisionlint.checks._gpu import framework_label, names, shown, targets
+from precisionlint.hardware import Gpu
+from precisionlint.model import Finding, Severity
+
+CODE = "PL303"
+NAME = "tf32-unsupported-gpu"
+SEVERITY = Severity.INFO
+SUMMARY = "A TF32 setting for a GPU without TF32 (before Ampere): no effect, or a ValueError in Transformers."
+TARGET = "settings"
+NEEDS_GPU = True
+
+
+def _hf_accepts(gpu: Gpu) -> bool:
+    # transformers' is_torch_tf32_available(): a CUDA build of torch and compute capability >= 8.
+    return gpu.vendor == "nvidia" and gpu.compute_capability is not None and gpu.compute_capability >= (8, 0)
+
+
+def check(ctx: CheckContext) -> Iterator[Finding]:
+    gpus = targets(ctx)
+    for setting in ctx.settings:
+        if not setting.resolved:
+            continue
+        if setting.name == "tf32" and setting.framework == "hf" and setting.value is True:
+            rejecting = [g for g in gpus if not _hf_accepts(g)]
+            if rejecting:
+                yield ctx.report(
+                    setting.span,
+                    f"Transformers {shown(setting)} raises ValueError on {names(rejecting)}: it requires an "
+                    "Ampere or newer NVIDIA GPU (compute capability 8.0+) and a CUDA build of torch; remove it",
+                    severity=Severity.ERROR,
+                )
+        elif setting.name == "tf32_matmul_precision" and setting.value in ("high", "medium"):
+            lacking = [g for g in gpus if not g.tf32]
+            if lacking:
+                yield ctx.report(
+                    setting.span,
+                    f"{framework_label(setting)} {shown(setting)} has no effect on {names(lacking)}, which "
+                    f"{'has' if len(lacking) == 1 else 'have'} no TF32: float32 matmuls stay full IEEE float32",
+                )

@@ -1,0 +1,3 @@
+from lightning.pytorch import Trainer
+
+trainer = Trainer(precision="16-mixed")

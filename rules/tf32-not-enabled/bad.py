@@ -1,0 +1,3 @@
+import lightning as L
+
+trainer = L.Trainer(accelerator="gpu", precision="32-true")

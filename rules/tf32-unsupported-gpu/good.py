@@ -1,0 +1,3 @@
+import torch
+
+torch.set_float32_matmul_precision("highest")
