@@ -48,6 +48,9 @@ def _progress() -> Any:
               help="With --probe: total time for the measurements (default 10).")
 @click.option("--size", type=click.IntRange(min=16, max=65536), default=None, metavar="N",
               help="With --probe: matrix size of the timed matmuls (default 8192 on a GPU, 1024 on a CPU).")
+@click.option("--write", "write_path", type=click.Path(dir_okay=False), default=None, metavar="FILE",
+              help="Apply the recommendation to this TOML, YAML or JSON config in place (comments and layout kept).")
+@click.option("--diff", is_flag=True, help="With --write: print the change as a unified diff and write nothing.")
 @click.option("--list-gpus", is_flag=True, help="List the GPUs precisionlint knows, with their figures, and exit.")
 def advise(
     gpu_names: tuple[str, ...],
@@ -58,6 +61,8 @@ def advise(
     output_format: str,
     budget: float | None,
     size: int | None,
+    write_path: str | None,
+    diff: bool,
     list_gpus: bool,
 ) -> None:
     """Recommend a training precision and TF32 setting, with the reasons and ready-to-paste snippets.
@@ -77,6 +82,17 @@ def advise(
                                "with --probe; --list-gpus shows the known names")
     if not probe and (budget is not None or size is not None):
         raise click.UsageError("--budget and --size only apply with --probe")
+    if diff and not write_path:
+        raise click.UsageError("--diff shows what --write FILE would change; name the file with --write")
+    if write_path and config_path and write_path != config_path:
+        raise click.UsageError("--config and --write name different files; --write FILE also compares FILE")
+    if write_path:
+        from precisionlint.sources import format_of
+
+        if format_of(write_path) not in ("toml", "yaml", "json"):
+            raise click.BadParameter(f"{write_path}: --write takes a TOML, YAML or JSON config",
+                                     param_hint="--write")
+        config_path = write_path
     param_count = None
     if params is not None:
         try:
@@ -117,11 +133,39 @@ def advise(
                                    "visible to PyTorch); name one with --gpu NAME or measure the CPU with --probe")
 
     rec = advisor.recommend(targets, params=param_count, priority=priority, probe=measured)
+    if write_path:
+        _write(write_path, document, rec, diff)
+        return
     comparison = advisor.compare_config(document, rec) if document is not None else None
     if output_format == "json":
         _emit_json(rec, targets, measured, comparison)
     else:
         click.echo(render_text(rec, targets, measured, comparison), nl=False)
+
+
+def _write(path: str, document: Any, rec: Recommendation, diff: bool) -> None:
+    """Apply the recommendation to `path` through the fixer's verified, layout-keeping edits."""
+    from precisionlint import advisor, fix
+
+    changes = advisor.changes_for_file(document, rec)
+    try:
+        old, new = fix.plan_setting_changes(path, changes)
+    except ValueError as exc:
+        click.echo(f"precisionlint: error: {exc}", err=True)
+        sys.exit(EXIT_USAGE)
+    if old == new:
+        click.echo(f"{path}: already follows the recommendation ({rec.precision}); nothing to change")
+        return
+    if diff:
+        click.echo(fix.unified_diff(path, old, new), nl=False)
+        return
+    try:
+        fix.write_atomically(path, new)
+    except OSError as exc:
+        click.echo(f"precisionlint: error: {path}: cannot write: {exc.strerror or exc}", err=True)
+        sys.exit(EXIT_USAGE)
+    described = ", ".join(f"{name} removed" if value is None else f"{name}={value!r}" for name, value in changes.items())
+    click.echo(f"{path}: wrote {described}")
 
 
 def _load_config(path: str) -> Any:

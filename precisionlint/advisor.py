@@ -680,3 +680,42 @@ def _autocast_changes(document: Document, rec: Recommendation) -> list[Change]:
         else:
             changes.append(Change("change", key, dtype, wanted, f"recommended: {rec.precision}", **where))
     return changes
+
+
+def changes_for_file(document: Document, rec: Recommendation) -> dict[str, object]:
+    """The recommendation as changes to one config file: only the settings of frameworks the file already
+    uses (a Lightning file never gains `mixed_precision`), canonical name -> value, None to remove.
+
+    A file with no precision setting yet gets the seed's `[trainer_config]` keys. Defaults are not written
+    out (`fp16: false` where fp16 is absent), DeepSpeed's "auto" is left alone (it follows the Trainer), and
+    a Transformers `tf32` the user set is kept when the recommendation has no opinion on it."""
+    want = recommendation_settings(rec)
+    frameworks = {s.framework for s in document.settings}
+    scopes = {s.scope for s in document.settings}
+    names: list[str] = []
+    if not document.settings:
+        names = ["precision", "tf32_matmul_precision"]
+    if "lightning" in frameworks:
+        names.append("precision")
+        if "trainer_config" in scopes:
+            names.append("tf32_matmul_precision")
+    if "hf" in frameworks:
+        names += ["fp16", "bf16", "tf32"]
+    if "accelerate" in frameworks:
+        names.append("mixed_precision")
+    if "deepspeed" in frameworks:
+        names += ["fp16", "bf16"]
+    changes: dict[str, object] = {}
+    for name in dict.fromkeys(names):
+        value = want[name]
+        existing = document.settings_named(name)
+        if not existing and (value is None or value is False):
+            continue  # absent already means this
+        if existing and all(s.value == "auto" for s in existing):
+            continue
+        if name == "tf32" and value is None:
+            continue
+        if not existing and name in ("fp16", "bf16") and frameworks == {"deepspeed"}:
+            continue  # a DeepSpeed block is not created from nothing: the Trainer's "auto" usually owns it
+        changes[name] = value
+    return changes

@@ -656,10 +656,16 @@ def _insertions(document: Document, absent: Sequence[tuple[str, object]]) -> tup
     return edits, expectations
 
 
+# TrainingArguments flags live at the top level of a Transformers YAML/JSON file, under their own names.
+HF_INSERTABLE = ("fp16", "bf16", "tf32")
+
+
 def section_key(name: str) -> str:
-    """The key a canonical setting is written under in a trainer section."""
+    """The key a canonical setting is written under in its section."""
     from precisionlint.frameworks import LIGHTNING_TRAINER_ROWS, TRAINER_CONFIG_ROWS
 
+    if name in HF_INSERTABLE:
+        return name
     for row in (*TRAINER_CONFIG_ROWS, *LIGHTNING_TRAINER_ROWS):
         if row.name == name and len(row.path) == 1:
             return row.path[0]
@@ -676,6 +682,12 @@ def _target_section(document: Document, root: Node | None, name: str) -> _Sectio
     key = section_key(name)
     if root is not None and root.kind != "map":
         raise ValueError(f"{document.path}: the document is not a mapping")
+    if name in HF_INSERTABLE:
+        if root is not None and document.format in ("yaml", "json") and any(
+            s.scope == "hf" for s in document.settings
+        ):
+            return _Section(root, (), None)
+        raise ValueError(f"{document.path}: cannot add {key}: not a Transformers TrainingArguments file")
     existing = root.get("trainer_config") if root is not None else None
     if existing is not None:
         if existing.value.kind != "map":
