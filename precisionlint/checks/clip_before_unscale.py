@@ -1,0 +1,94 @@
+"""## What it does
+Finds gradient clipping (`torch.nn.utils.clip_grad_norm_`, `clip_grad_value_`, an FSDP module's
+`clip_grad_norm_`) that runs after `scaler.scale(loss).backward()` and before `scaler.step(...)` with no
+`scaler.unscale_(optimizer)` in between, on some path through the function. Clipping in a branch where the
+scaler is known to be off is not reported. `accelerator.clip_grad_norm_` and Lightning's clipping unscale first
+and are never reported.
+
+## Why is this bad?
+After `scaler.scale(loss).backward()` every gradient is multiplied by the loss scale (65536 at the start). The
+clip threshold is then compared with scaled gradients, and `scaler.step` divides them by the scale afterwards:
+gradients end up clipped to `max_norm / scale`, orders of magnitude smaller than intended, whenever the clip
+triggers, which is almost always. Updates become tiny and training crawls, without any error.
+
+## Example
+```python
+scaler.scale(loss).backward()
+torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+scaler.step(optimizer)
+scaler.update()
+```
+
+## Use instead
+```python
+scaler.scale(loss).backward()
+scaler.unscale_(optimizer)
+torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+scaler.step(optimizer)
+scaler.update()
+```
+
+## Fix safety
+The fix inserts `scaler.unscale_(optimizer)` on its own line before the clip, with the scaler and optimizer
+names of that function. It is unsafe: `unscale_` may be called only once per optimizer per step (a second
+call raises), so with several optimizers or clipping inside a gradient-accumulation loop the right place may
+differ. No fix is offered when the optimizer cannot be named or the function already calls `unscale_`.
+
+## References
+- https://pytorch.org/docs/stable/notes/amp_examples.html#gradient-clipping
+- https://pytorch.org/docs/stable/amp.html#torch.amp.GradScaler.unscale_
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from precisionlint.checks import CheckContext
+from precisionlint.model import Finding, Fix, Severity
+from precisionlint.script.fixes import insert_line_before
+from precisionlint.script.model import Event
+
+CODE = "PL204"
+NAME = "clip-before-unscale"
+SEVERITY = Severity.ERROR
+SUMMARY = "Gradients are clipped while still multiplied by the GradScaler's loss scale."
+TARGET = "script"
+FIXABLE = True
+
+
+def check(ctx: CheckContext) -> Iterator[Finding]:
+    model = ctx.script
+    for clip in model.events_of("clip"):
+        pending = sorted(k for k in clip.pending_unscale if model.scalers[k].enabled is not False)
+        if not pending:
+            continue
+        scaler = model.scalers[pending[0]]
+        here = [e for e in scaler.events if e.scope is clip.scope]
+        backwards = [e for e in scaler.scaled_backwards() if e.scope is clip.scope and e.order < clip.order]
+        backward = backwards[-1] if backwards else None
+        text = backward.scaler_text if backward and backward.scaler_text else scaler.text
+        optimizer = _optimizer(here, clip) or _optimizer(scaler.events, clip)
+        fix = None
+        if optimizer is not None and not any(e.kind == "unscale" for e in here):
+            edit = insert_line_before(model.positions, clip.stmt, f"{text}.unscale_({optimizer})")
+            if edit is not None:
+                fix = Fix(f"Insert `{text}.unscale_({optimizer})` before clipping", "unsafe", (edit,))
+        after = f" on line {backward.span.line}" if backward else ""
+        yield ctx.report(
+            clip.span,
+            f"gradients are clipped while still multiplied by the loss scale of `{text}` (scaled backward{after}, "
+            "no `unscale_` before this clip on some path): once `step` unscales them they are clipped to "
+            f"max_norm / scale, far too small; call `{text}.unscale_({optimizer or 'optimizer'})` right before "
+            "clipping",
+            fix=fix,
+            severity=None if scaler.enabled is True else Severity.WARNING,
+        )
+
+
+def _optimizer(events: list[Event], clip: Event) -> str | None:
+    """The optimizer this scaler steps: the next `scaler.step(x)` after the clip, else any step or unscale_."""
+    steps = [e for e in events if e.kind == "scaler_step" and e.optimizer]
+    following = [e for e in steps if e.order > clip.order and e.scope is clip.scope]
+    for candidate in following or steps or [e for e in events if e.kind == "unscale" and e.optimizer]:
+        return candidate.optimizer
+    return None

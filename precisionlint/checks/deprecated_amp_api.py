@@ -1,0 +1,82 @@
+"""## What it does
+Finds the device-specific AMP entry points that PyTorch deprecated in favour of `torch.amp`:
+`torch.cuda.amp.autocast`, `torch.cuda.amp.GradScaler`, `torch.cuda.amp.custom_fwd`,
+`torch.cuda.amp.custom_bwd`, `torch.cpu.amp.autocast` and `torch.cpu.amp.GradScaler`, whether written as an
+attribute chain (through any alias of torch, or `from torch.cuda import amp`) or imported with
+`from torch.cuda.amp import ...`. Imports inside `except ImportError:` or a version test are compatibility
+fallbacks and are not reported.
+
+## Why is this bad?
+Since PyTorch 2.4 each of these emits a `FutureWarning` ("`torch.cuda.amp.autocast(args...)` is deprecated.
+Please use `torch.amp.autocast('cuda', args...)` instead.") on every call, and deprecated APIs are removed in
+later releases. The `torch.amp` spellings take the device as an argument and behave the same.
+
+## Example
+```python
+from torch.cuda.amp import autocast, GradScaler
+
+scaler = GradScaler()
+with autocast(dtype=torch.float16):
+    ...
+```
+
+## Use instead
+```python
+from torch.amp import autocast, GradScaler
+
+scaler = GradScaler("cuda")
+with autocast("cuda", dtype=torch.float16):
+    ...
+```
+
+## Fix safety
+Safe. The fix rewrites the module path (`torch.cuda.amp` -> `torch.amp`, keeping the root alias such as `th`
+and every `as` alias), adds `"cuda"` (or `"cpu"`) as the first argument of each call, names the positional
+arguments of the old autocast (`autocast(True)` -> `autocast("cuda", enabled=True)`, since the new signature
+puts `dtype` second) and adds `device_type="cuda"` to `custom_fwd`/`custom_bwd`. When some use cannot be
+rewritten exactly (the name passed around uncalled, `*args`), no fix is offered for that import or use.
+
+## References
+- https://pytorch.org/docs/stable/amp.html
+- https://github.com/pytorch/pytorch/blob/main/torch/cuda/amp/autocast_mode.py
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from precisionlint.checks import CheckContext
+from precisionlint.model import Finding, Fix, Severity
+from precisionlint.script.fixes import deprecated_import_fix, deprecated_use_fix
+
+CODE = "PL207"
+NAME = "deprecated-amp-api"
+SEVERITY = Severity.WARNING
+SUMMARY = "torch.cuda.amp / torch.cpu.amp APIs are deprecated (FutureWarning): use torch.amp."
+TARGET = "script"
+FIXABLE = True
+
+
+def check(ctx: CheckContext) -> Iterator[Finding]:
+    model = ctx.script
+    for record in model.deprecated_imports:
+        old = [(alias.name, d) for alias, d in record.names if d is not None]
+        listed = ", ".join(f"`{record.module}.{name}`" for name, _ in old)
+        advice = ", ".join(dict.fromkeys(d.advice for _, d in old))
+        edits = deprecated_import_fix(model, record)
+        fix = Fix("Import from `torch.amp` and pass the device", "safe", tuple(edits)) if edits else None
+        verb = "is deprecated and warns" if len(old) == 1 else "are deprecated and warn"
+        yield ctx.report(
+            record.span,
+            f"{listed} {verb} on every call since PyTorch 2.4 (FutureWarning); use {advice}",
+            fix=fix,
+        )
+    for use in model.deprecated_uses:
+        edits = deprecated_use_fix(model, use)
+        advice = use.deprecated.advice
+        fix = Fix(f"Use `{advice}`", "safe", tuple(edits)) if edits else None
+        yield ctx.report(
+            use.span,
+            f"`{use.qualname}` is deprecated and warns on every call since PyTorch 2.4 (FutureWarning); use {advice}",
+            fix=fix,
+        )

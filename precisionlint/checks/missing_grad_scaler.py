@@ -1,0 +1,87 @@
+"""## What it does
+Finds a loss computed under float16 autocast that is backpropagated with a plain `.backward()` while no
+`GradScaler` exists in the file. float16 is autocast's dtype when it is written (`dtype=torch.float16`) and
+when `dtype` is omitted on CUDA (`torch.autocast("cuda")`, `torch.cuda.amp.autocast()`); with an unknown
+device and no dtype, the finding is a warning ("float16 when the device is cuda").
+
+Autocast used only for inference (no backward on its outputs) is fine, and files that hand the backward pass
+to a framework (Lightning, Accelerate, Hugging Face Trainer, DeepSpeed) are not checked: those scale the loss
+themselves.
+
+## Why is this bad?
+float16 has a narrow exponent range: gradient values below about 6e-8 (2**-24) flush to zero. Many
+gradients of a real network are that small, so without loss scaling they vanish and training stalls or
+diverges silently. `GradScaler` multiplies the loss by a large factor before backward, unscales the gradients
+before the optimizer step, and skips steps whose gradients overflowed. bfloat16 has float32's exponent range
+and needs none of this.
+
+## Example
+```python
+with torch.autocast("cuda"):
+    loss = criterion(model(x), y)
+loss.backward()
+optimizer.step()
+```
+
+## Use instead
+```python
+scaler = torch.amp.GradScaler("cuda")
+with torch.autocast("cuda", dtype=torch.float16):
+    loss = criterion(model(x), y)
+scaler.scale(loss).backward()
+scaler.step(optimizer)
+scaler.update()
+```
+or `dtype=torch.bfloat16` on GPUs that support it (compute capability 8.0 or newer), without a scaler.
+
+## Fix safety
+No fix: adding a scaler touches the backward, the optimizer step and any gradient clipping.
+
+## References
+- https://pytorch.org/docs/stable/amp.html#gradient-scaling
+- https://pytorch.org/docs/stable/notes/amp_examples.html
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from precisionlint.checks import CheckContext
+from precisionlint.model import Finding, Severity
+from precisionlint.script.model import AutocastRegion
+
+CODE = "PL201"
+NAME = "missing-grad-scaler"
+SEVERITY = Severity.ERROR
+SUMMARY = "A loss computed under float16 autocast is backpropagated without a GradScaler."
+TARGET = "script"
+
+
+def check(ctx: CheckContext) -> Iterator[Finding]:
+    model = ctx.script
+    if model.framework_managed or model.has_scaler_evidence():
+        return
+    for event in model.events_of("backward"):
+        regions = sorted(event.reached, key=lambda r: r.span)
+        risky = [r for r in regions if r.enabled is not False and r.may_run_float16()]
+        if not risky:
+            continue
+        definite = [r for r in risky if r.dtype == "float16" and r.enabled is True]
+        region = (definite or risky)[0]
+        loss = model.positions.segment(event.loss) if event.loss is not None else "the loss"
+        yield ctx.report(
+            event.span,
+            f"`{loss}` is computed under {_describe(region)} (line {region.line}) and backpropagated without a "
+            "GradScaler: float16 gradients below ~6e-8 flush to zero and training silently stalls; use "
+            '`scaler = torch.amp.GradScaler("cuda")`, `scaler.scale(loss).backward()`, `scaler.step(optimizer)`, '
+            "`scaler.update()` (or autocast to bfloat16)",
+            severity=None if definite else Severity.WARNING,
+        )
+
+
+def _describe(region: AutocastRegion) -> str:
+    if region.dtype_explicit:
+        return "float16 autocast"
+    if region.device == "cuda":
+        return "cuda autocast with no dtype, i.e. float16"
+    return "autocast with no dtype, which is float16 when the device is cuda"

@@ -1,0 +1,219 @@
+"""Qualified names of the APIs the script rules care about, and the import table that resolves local aliases.
+
+`import torch as th; th.cuda.amp.autocast` and `from torch.cuda.amp import autocast as ac; ac` both resolve
+to "torch.cuda.amp.autocast". Submodule spellings (`torch.amp.autocast_mode.autocast`) are folded into the
+public name so every rule compares against one spelling.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+
+AUTOCAST_APIS = frozenset({"torch.autocast", "torch.amp.autocast", "torch.cuda.amp.autocast", "torch.cpu.amp.autocast"})
+# The two spellings that take device_type as their first, required argument.
+DEVICE_TYPE_AUTOCAST = frozenset({"torch.autocast", "torch.amp.autocast"})
+SCALER_APIS = frozenset(
+    {
+        "torch.amp.GradScaler",
+        "torch.cuda.amp.GradScaler",
+        "torch.cpu.amp.GradScaler",
+        "torch.distributed.fsdp.ShardedGradScaler",
+    }
+)
+CLIP_APIS = frozenset(
+    {
+        "torch.nn.utils.clip_grad_norm_",
+        "torch.nn.utils.clip_grad_value_",
+        "torch.nn.utils.clip_grad_norm",  # the old, deprecated spelling: clips in place all the same
+        "torch.nn.utils.clip_grads_with_norm_",
+    }
+)
+BCE_FUNCTIONS = frozenset({"torch.nn.functional.binary_cross_entropy"})
+BCE_MODULES = frozenset({"torch.nn.BCELoss"})
+PARTIAL = frozenset({"functools.partial"})
+NULL_CONTEXTS = frozenset({"contextlib.nullcontext", "contextlib.suppress", "contextlib.ExitStack"})
+AUTOGRAD_BACKWARD = "torch.autograd.backward"
+
+DTYPES = {
+    "torch.float16": "float16",
+    "torch.bfloat16": "bfloat16",
+    "torch.float32": "float32",
+    "torch.float64": "float64",
+}
+
+# Optimizers of torch.optim whose update divides by (something + eps) computed in the parameter dtype.
+# Default eps per class, checked against torch/optim/*.py.
+EPS_OPTIMIZERS = {
+    "Adam": 1e-8,
+    "AdamW": 1e-8,
+    "NAdam": 1e-8,
+    "RAdam": 1e-8,
+    "Adamax": 1e-8,
+    "SparseAdam": 1e-8,
+    "Adagrad": 1e-10,
+    "RMSprop": 1e-8,
+}
+
+
+@dataclass(frozen=True)
+class Deprecated:
+    """A deprecated AMP entry point and what replaces it (torch >= 2.4 warns with exactly this advice)."""
+
+    replacement: str  # e.g. "torch.amp.autocast"
+    device: str  # "cuda" or "cpu"
+    kind: str  # "autocast" | "scaler" | "custom_fwd" | "custom_bwd"
+
+    @property
+    def advice(self) -> str:
+        if self.kind in ("autocast", "scaler"):
+            return f'{self.replacement}("{self.device}", ...)'
+        return f'{self.replacement}(device_type="{self.device}")'
+
+
+DEPRECATED = {
+    "torch.cuda.amp.autocast": Deprecated("torch.amp.autocast", "cuda", "autocast"),
+    "torch.cpu.amp.autocast": Deprecated("torch.amp.autocast", "cpu", "autocast"),
+    "torch.cuda.amp.GradScaler": Deprecated("torch.amp.GradScaler", "cuda", "scaler"),
+    "torch.cpu.amp.GradScaler": Deprecated("torch.amp.GradScaler", "cpu", "scaler"),
+    "torch.cuda.amp.custom_fwd": Deprecated("torch.amp.custom_fwd", "cuda", "custom_fwd"),
+    "torch.cuda.amp.custom_bwd": Deprecated("torch.amp.custom_bwd", "cuda", "custom_bwd"),
+}
+# Modules whose every public name has a torch.amp twin: `from torch.cuda.amp import X` can become
+# `from torch.amp import X` when every X is one of these.
+DEPRECATED_MODULES = {
+    "torch.cuda.amp": frozenset({"autocast", "GradScaler", "custom_fwd", "custom_bwd"}),
+    "torch.cpu.amp": frozenset({"autocast", "GradScaler"}),
+}
+
+_CANONICAL = {
+    "torch.amp.autocast_mode.autocast": "torch.amp.autocast",
+    "torch.cuda.amp.autocast_mode.autocast": "torch.cuda.amp.autocast",
+    "torch.cpu.amp.autocast_mode.autocast": "torch.cpu.amp.autocast",
+    "torch.amp.grad_scaler.GradScaler": "torch.amp.GradScaler",
+    "torch.cuda.amp.grad_scaler.GradScaler": "torch.cuda.amp.GradScaler",
+    "torch.cpu.amp.grad_scaler.GradScaler": "torch.cpu.amp.GradScaler",
+    "torch.distributed.fsdp.sharded_grad_scaler.ShardedGradScaler": "torch.distributed.fsdp.ShardedGradScaler",
+    "torch.cuda.amp.autocast_mode.custom_fwd": "torch.cuda.amp.custom_fwd",
+    "torch.cuda.amp.autocast_mode.custom_bwd": "torch.cuda.amp.custom_bwd",
+    "torch.amp.autocast_mode.custom_fwd": "torch.amp.custom_fwd",
+    "torch.amp.autocast_mode.custom_bwd": "torch.amp.custom_bwd",
+    "torch.nn.utils.clip_grad.clip_grad_norm_": "torch.nn.utils.clip_grad_norm_",
+    "torch.nn.utils.clip_grad.clip_grad_value_": "torch.nn.utils.clip_grad_value_",
+    "torch.nn.utils.clip_grad.clip_grad_norm": "torch.nn.utils.clip_grad_norm",
+    "torch.nn.utils.clip_grad.clip_grads_with_norm_": "torch.nn.utils.clip_grads_with_norm_",
+    "torch.nn.modules.loss.BCELoss": "torch.nn.BCELoss",
+    "torch.nn.modules.BCELoss": "torch.nn.BCELoss",
+    "torch.half": "torch.float16",
+    "torch.float": "torch.float32",
+    "torch.double": "torch.float64",
+}
+
+
+_OPTIMIZER_MODULES = frozenset(
+    {
+        "adam",
+        "adamw",
+        "sgd",
+        "nadam",
+        "radam",
+        "adamax",
+        "adagrad",
+        "rmsprop",
+        "adadelta",
+        "asgd",
+        "rprop",
+        "lbfgs",
+        "sparse_adam",
+        "adafactor",
+        "optimizer",
+    }
+)
+
+
+def canonical(qualname: str) -> str:
+    known = _CANONICAL.get(qualname)
+    if known is not None:
+        return known
+    # torch.optim.adamw.AdamW -> torch.optim.AdamW
+    if qualname.startswith("torch.optim."):
+        parts = qualname.split(".")
+        if len(parts) == 4 and parts[2] in _OPTIMIZER_MODULES:
+            return f"torch.optim.{parts[3]}"
+    return qualname
+
+
+def dotted(expr: ast.expr) -> str | None:
+    """`a.b.c` for a Name/Attribute chain, else None."""
+    parts: list[str] = []
+    node = expr
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if not isinstance(node, ast.Name):
+        return None
+    parts.append(node.id)
+    return ".".join(reversed(parts))
+
+
+@dataclass(frozen=True)
+class ImportBinding:
+    qualname: str
+    node: ast.Import | ast.ImportFrom
+    alias: ast.alias
+    fallback: bool  # inside `except ImportError:` or a version/hasattr test: the compatibility spelling
+
+
+@dataclass
+class ImportTable:
+    """Local name -> the modules/objects imported under it, for the whole file.
+
+    Imports are resolved file-wide: scripts import at the top, inside `main()` or inside try blocks, and a
+    name is almost never imported as two different torch objects.
+    """
+
+    bindings: dict[str, list[ImportBinding]] = field(default_factory=dict)
+    from_imports: list[tuple[ast.ImportFrom, bool]] = field(default_factory=list)
+    scope_ids: dict[int, int] = field(default_factory=dict)  # id(import node) -> id(scope it binds in)
+    modules: set[str] = field(default_factory=set)  # every module path imported, for framework detection
+
+    def add(self, node: ast.Import | ast.ImportFrom, fallback: bool) -> None:
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                self.modules.add(alias.name)
+                if alias.asname:
+                    self._bind(alias.asname, alias.name, node, alias, fallback)
+                else:
+                    root = alias.name.split(".", 1)[0]
+                    self._bind(root, root, node, alias, fallback)
+            return
+        if node.level or not node.module:
+            return  # relative imports are the project's own modules
+        self.modules.add(node.module)
+        self.from_imports.append((node, fallback))
+        for alias in node.names:
+            if alias.name == "*":
+                continue
+            self.modules.add(f"{node.module}.{alias.name}")
+            self._bind(alias.asname or alias.name, f"{node.module}.{alias.name}", node, alias, fallback)
+
+    def _bind(
+        self, name: str, qualname: str, node: ast.Import | ast.ImportFrom, alias: ast.alias, fallback: bool
+    ) -> None:
+        self.bindings.setdefault(name, []).append(ImportBinding(canonical(qualname), node, alias, fallback))
+
+    def resolve_name(self, name: str) -> str | None:
+        found = self.bindings.get(name)
+        if not found:
+            return None
+        # A try/except ImportError pair binds one name twice; the primary (non-fallback) spelling is what runs
+        # on a current PyTorch.
+        primary = [b for b in found if not b.fallback] or found
+        names = {b.qualname for b in primary}
+        if len(names) > 1:
+            # `if version >= 2.4: from torch.amp import X / else: from torch.cuda.amp import X`
+            names = {n for n in names if n not in DEPRECATED}
+        return next(iter(names)) if len(names) == 1 else None
+
+    def imports_any(self, prefixes: tuple[str, ...]) -> bool:
+        return any(m == p or m.startswith(p + ".") for m in self.modules for p in prefixes)

@@ -1,0 +1,323 @@
+"""Scopes and bindings: what each name (and each `self.attr`) of a script may be bound to.
+
+This is the first of the two walks of build_script_model: it records, flow-insensitively, every value assigned
+to a name in each module / class / function scope, the `self.X = ...` assignments of every method of a class,
+each function's return expressions, and the import table. The second walk (collect.py) resolves names
+through it. A binding whose value cannot be known (a loop target, `x += 1`, a parameter) is recorded as
+None, which makes every lookup of that name UNKNOWN: one unknown assignment is enough to stop a guess.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import dataclass, field
+from typing import Literal
+
+from precisionlint.script.names import ImportTable
+
+ScopeKind = Literal["module", "class", "function"]
+# A value a name was assigned, or None when it cannot be known statically.
+Bound = ast.expr | None
+
+_IMPORT = ast.Constant(value=None)  # marker: the name is bound by an import (see ImportTable)
+_DATA_CLASS_BASES = ("BaseModel", "NamedTuple", "TypedDict", "BaseSettings", "Struct", "Enum")
+
+
+@dataclass(eq=False)
+class Scope:
+    kind: ScopeKind
+    name: str
+    node: ast.AST
+    parent: Scope | None
+    bindings: dict[str, list[Bound]] = field(default_factory=dict)
+    params: set[str] = field(default_factory=set)
+    global_names: set[str] = field(default_factory=set)
+    functions: dict[str, Scope] = field(default_factory=dict)  # defs directly inside this scope, by name
+    returns: list[ast.expr] = field(default_factory=list)  # functions: the returned expressions
+    # classes: `self.X = value` from every method, and whether class-level annotated fields are constants
+    attrs: dict[str, list[tuple[Bound, Scope]]] = field(default_factory=dict)
+    fields_are_constants: bool = True
+    self_name: str | None = None  # methods: the name of the first parameter
+    poisoned: bool = False  # module: exec()/globals()/star-import may rebind any global
+
+    @property
+    def qualname(self) -> str:
+        if self.parent is None:
+            return "<module>"
+        outer = self.parent.qualname
+        return self.name if outer == "<module>" else f"{outer}.{self.name}"
+
+    @property
+    def enclosing_class(self) -> Scope | None:
+        """The class of a method (the direct parent of this function scope)."""
+        if self.kind == "function" and self.parent is not None and self.parent.kind == "class":
+            return self.parent
+        return None
+
+    def bind(self, name: str, value: Bound) -> None:
+        self.bindings.setdefault(name, []).append(value)
+
+    def is_import(self, value: Bound) -> bool:
+        return value is _IMPORT
+
+
+def is_compat_handler(handler: ast.ExceptHandler) -> bool:
+    """`except ImportError:` / `except (AttributeError, ImportError):` / bare except: the fallback branch."""
+    kind = handler.type
+    if kind is None:
+        return True
+    names = [kind] if not isinstance(kind, ast.Tuple) else list(kind.elts)
+    for item in names:
+        text = item.attr if isinstance(item, ast.Attribute) else item.id if isinstance(item, ast.Name) else ""
+        if text in ("ImportError", "ModuleNotFoundError", "AttributeError", "Exception"):
+            return True
+    return False
+
+
+# `torch.__version__`, `TORCH_VERSION`, `_TORCH_GREATER_EQUAL_2_4` (Lightning), `is_torch_greater_or_equal_than_2_4`
+# (Transformers), `torch_version_lt_2_4`, `TORCH_2_4`: names that only a version switch reads.
+_VERSION_NAME = re.compile(r"version|greater|less|_ge_|_lt_|torch_?\d|\d_\d", re.IGNORECASE)
+
+
+def is_compat_test(test: ast.expr) -> bool:
+    """An `if` that picks an API by version or by feature test (`hasattr(torch, "amp")`)."""
+    for node in ast.walk(test):
+        if isinstance(node, ast.Name) and _VERSION_NAME.search(node.id):
+            return True
+        if isinstance(node, ast.Attribute) and _VERSION_NAME.search(node.attr):
+            return True
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("hasattr", "getattr"):
+            return True
+    return False
+
+
+@dataclass
+class ScopeTable:
+    module: Scope
+    imports: ImportTable
+    by_node: dict[int, Scope]
+
+    def scope_of(self, node: ast.AST) -> Scope | None:
+        return self.by_node.get(id(node))
+
+    def lookup(self, scope: Scope, name: str) -> Scope | None:
+        """The scope whose binding of `name` is visible from `scope` (LEGB without builtins), or None."""
+        current: Scope | None = scope
+        first = True
+        while current is not None:
+            if current.kind == "class" and not first:
+                current = current.parent  # class bodies are not visible from their methods
+                continue
+            if name in current.global_names:
+                current = self.module
+            if name in current.bindings or name in current.params:
+                return current
+            first = False
+            current = current.parent
+        return None
+
+    def values(self, scope: Scope, name: str) -> tuple[Scope | None, list[Bound]]:
+        """Every value `name` may hold in `scope` ([None] when any is unknown)."""
+        owner = self.lookup(scope, name)
+        if owner is None:
+            return None, []
+        if name in owner.params:
+            return owner, [None, *owner.bindings.get(name, [])]
+        return owner, owner.bindings.get(name, [])
+
+
+class _Builder(ast.NodeVisitor):
+    def __init__(self) -> None:
+        self.module = Scope("module", "<module>", ast.Module(body=[], type_ignores=[]), None)
+        self.imports = ImportTable()
+        self.by_node: dict[int, Scope] = {}
+        self.scope = self.module
+        self.fallback = 0  # depth of compat branches (except ImportError / version tests)
+
+    # -- scopes ---------------------------------------------------------------------------------------------
+    def _enter(self, kind: ScopeKind, name: str, node: ast.AST) -> Scope:
+        scope = Scope(kind, name, node, self.scope)
+        self.by_node[id(node)] = scope
+        return scope
+
+    def visit_Module(self, node: ast.Module) -> None:
+        self.module.node = node
+        self.by_node[id(node)] = self.module
+        self.generic_visit(node)
+
+    def _visit_function(self, node: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda, name: str) -> None:
+        for expr in [*node.args.defaults, *[d for d in node.args.kw_defaults if d is not None]]:
+            self.visit(expr)
+        if not isinstance(node, ast.Lambda):
+            for decorator in node.decorator_list:
+                self.visit(decorator)
+            self.scope.bind(name, None)
+            outer = self.scope
+        scope = self._enter("function", name, node)
+        args = node.args
+        every = [*args.posonlyargs, *args.args, *args.kwonlyargs]
+        scope.params = {a.arg for a in every}
+        for extra in (args.vararg, args.kwarg):
+            if extra is not None:
+                scope.params.add(extra.arg)
+        if self.scope.kind == "class" and every:
+            scope.self_name = every[0].arg
+        if not isinstance(node, ast.Lambda):
+            outer.functions[name] = scope
+        saved, self.scope = self.scope, scope
+        if isinstance(node, ast.Lambda):
+            self.visit(node.body)
+        else:
+            for stmt in node.body:
+                self.visit(stmt)
+        self.scope = saved
+
+    def visit_FunctionDef(self, node: ast.FunctionDef) -> None:
+        self._visit_function(node, node.name)
+
+    def visit_AsyncFunctionDef(self, node: ast.AsyncFunctionDef) -> None:
+        self._visit_function(node, node.name)
+
+    def visit_Lambda(self, node: ast.Lambda) -> None:
+        self._visit_function(node, "<lambda>")
+
+    def visit_ClassDef(self, node: ast.ClassDef) -> None:
+        for expr in [*node.bases, *node.decorator_list, *[k.value for k in node.keywords]]:
+            self.visit(expr)
+        self.scope.bind(node.name, None)
+        scope = self._enter("class", node.name, node)
+        bases = {b.attr if isinstance(b, ast.Attribute) else getattr(b, "id", "") for b in node.bases}
+        # dataclass / attrs / pydantic fields are defaults the constructor overrides, not constants
+        scope.fields_are_constants = not node.decorator_list and not (bases & set(_DATA_CLASS_BASES))
+        self.scope.functions[node.name] = scope
+        saved, self.scope = self.scope, scope
+        for stmt in node.body:
+            self.visit(stmt)
+        self.scope = saved
+
+    # -- bindings -------------------------------------------------------------------------------------------
+    def _bind_target(self, target: ast.expr, value: Bound) -> None:
+        if isinstance(target, ast.Name):
+            self.scope.bind(target.id, value)
+        elif isinstance(target, (ast.Tuple, ast.List)):
+            values: list[Bound]
+            if isinstance(value, (ast.Tuple, ast.List)) and len(value.elts) == len(target.elts):
+                values = list(value.elts)
+            else:
+                values = [None] * len(target.elts)
+            for element, element_value in zip(target.elts, values, strict=True):
+                self._bind_target(element, element_value)
+        elif isinstance(target, ast.Starred):
+            self._bind_target(target.value, None)
+        elif isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name):
+            method = self.scope
+            cls = method.enclosing_class
+            if cls is not None and method.self_name == target.value.id:
+                cls.attrs.setdefault(target.attr, []).append((value, method))
+
+    def visit_Assign(self, node: ast.Assign) -> None:
+        self.visit(node.value)
+        for target in node.targets:
+            self._bind_target(target, node.value)
+            self.visit(target)
+
+    def visit_AnnAssign(self, node: ast.AnnAssign) -> None:
+        if node.value is not None:
+            self.visit(node.value)
+        value = node.value if (self.scope.kind != "class" or self.scope.fields_are_constants) else None
+        self._bind_target(node.target, value)
+
+    def visit_AugAssign(self, node: ast.AugAssign) -> None:
+        self.visit(node.value)
+        self._bind_target(node.target, None)
+
+    def visit_NamedExpr(self, node: ast.NamedExpr) -> None:
+        self.visit(node.value)
+        self._bind_target(node.target, node.value)
+
+    def visit_For(self, node: ast.For | ast.AsyncFor) -> None:
+        self._bind_target(node.target, None)
+        self.generic_visit(node)
+
+    visit_AsyncFor = visit_For  # type: ignore[assignment]
+
+    def visit_With(self, node: ast.With | ast.AsyncWith) -> None:
+        for item in node.items:
+            if item.optional_vars is not None:
+                self._bind_target(item.optional_vars, None)
+        self.generic_visit(node)
+
+    visit_AsyncWith = visit_With  # type: ignore[assignment]
+
+    def visit_comprehension(self, node: ast.comprehension) -> None:
+        # Comprehension variables live in their own scope; they never shadow the names we resolve.
+        self.visit(node.iter)
+        for condition in node.ifs:
+            self.visit(condition)
+
+    def visit_Global(self, node: ast.Global) -> None:
+        self.scope.global_names.update(node.names)
+
+    def visit_Nonlocal(self, node: ast.Nonlocal) -> None:
+        for name in node.names:
+            self.scope.bind(name, None)
+
+    def visit_Return(self, node: ast.Return) -> None:
+        if node.value is not None:
+            self.scope.returns.append(node.value)
+            self.visit(node.value)
+
+    def visit_Import(self, node: ast.Import) -> None:
+        self.imports.add(node, self.fallback > 0)
+        for alias in node.names:
+            self.scope.bind(alias.asname or alias.name.split(".", 1)[0], _IMPORT)
+
+    def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
+        self.imports.add(node, self.fallback > 0)
+        self.imports.scope_ids[id(node)] = id(self.scope)
+        for alias in node.names:
+            if alias.name == "*":
+                self.module.poisoned = True
+            else:
+                self.scope.bind(alias.asname or alias.name, _IMPORT)
+
+    def visit_Call(self, node: ast.Call) -> None:
+        if isinstance(node.func, ast.Name) and node.func.id in ("exec", "globals", "vars"):
+            # nanoGPT's `exec(open('configurator.py').read())` overrides any module-level setting
+            self.module.poisoned = True
+        self.generic_visit(node)
+
+    def visit_Try(self, node: ast.Try) -> None:
+        for stmt in node.body:
+            self.visit(stmt)
+        for handler in node.handlers:
+            if handler.name:
+                self.scope.bind(handler.name, None)
+            compat = is_compat_handler(handler)
+            self.fallback += compat
+            for stmt in handler.body:
+                self.visit(stmt)
+            self.fallback -= compat
+        for stmt in [*node.orelse, *node.finalbody]:
+            self.visit(stmt)
+
+    visit_TryStar = visit_Try  # type: ignore[assignment]
+
+    def visit_If(self, node: ast.If) -> None:
+        self.visit(node.test)
+        compat = is_compat_test(node.test)
+        self.fallback += compat
+        for stmt in [*node.body, *node.orelse]:
+            self.visit(stmt)
+        self.fallback -= compat
+
+
+def build_scopes(tree: ast.Module) -> ScopeTable:
+    builder = _Builder()
+    builder.visit(tree)
+    return ScopeTable(builder.module, builder.imports, builder.by_node)
+
+
+def is_import_marker(value: Bound) -> bool:
+    return value is _IMPORT

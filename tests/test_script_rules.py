@@ -1,0 +1,122 @@
+"""Severities and messages of the script rules where the case folders cannot show them: a value the linter
+cannot resolve lowers the severity instead of raising a false alarm, and messages name what they found."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from precisionlint.checks import find_rule
+from precisionlint.engine import EngineOptions, check_bytes
+from precisionlint.model import Finding, Severity
+
+
+def run(rule: str, source: str) -> list[Finding]:
+    found = find_rule(rule)
+    assert found is not None
+    text = textwrap.dedent(source)
+    return check_bytes("train.py", text.encode(), "python", EngineOptions(rules=[found], prefilter=False)).findings
+
+
+@pytest.mark.parametrize(
+    "rule, source, severity",
+    [
+        # float16 on cuda for sure: error; device unknown: warning; enabled computed: warning
+        ("PL201", "import torch\nwith torch.autocast('cuda'):\n    l = m(x)\nl.backward()\n", Severity.ERROR),
+        ("PL201", "import torch\nwith torch.autocast(dev):\n    l = m(x)\nl.backward()\n", Severity.WARNING),
+        (
+            "PL201",
+            "import torch\nwith torch.autocast('cuda', torch.float16, flag):\n    l = m(x)\nl.backward()\n",
+            Severity.WARNING,
+        ),
+        # a scaler built here with enabled omitted: error; a parameter or a computed flag: warning
+        (
+            "PL205",
+            "import torch\ns = torch.amp.GradScaler('cuda')\ns.scale(l).backward()\noptimizer.step()\n",
+            Severity.ERROR,
+        ),
+        ("PL205", "def f(l, optimizer, s):\n    s.scale(l).backward()\n    optimizer.step()\n", Severity.WARNING),
+        (
+            "PL204",
+            "import torch\ns = torch.amp.GradScaler('cuda', enabled=amp)\ns.scale(l).backward()\n"
+            "torch.nn.utils.clip_grad_norm_(p, 1.0)\ns.step(o)\ns.update()\n",
+            Severity.WARNING,
+        ),
+        # backward under an autocast whose enabled= is computed: info
+        (
+            "PL203",
+            "import torch\nwith torch.autocast('cuda', enabled=amp):\n    m(x).sum().backward()\n",
+            Severity.INFO,
+        ),
+        # BCE under autocast of unknown device: warning (CPU autocast allows it)
+        (
+            "PL212",
+            "import torch\nwith torch.autocast(dev):\n    torch.nn.functional.binary_cross_entropy(p, y)\n",
+            Severity.WARNING,
+        ),
+    ],
+)
+def test_unknown_values_lower_the_severity(rule: str, source: str, severity: Severity) -> None:
+    (finding,) = run(rule, source)
+    assert finding.severity == severity
+
+
+def test_eps_that_rounds_up_is_informational() -> None:
+    findings = run(
+        "PL211",
+        """
+        import torch
+        model = Net().half()
+        a = torch.optim.Adam(model.parameters())
+        b = torch.optim.Adam(model.parameters(), eps=4e-8)
+        """,
+    )
+    assert [(f.span.line, f.severity) for f in findings] == [(4, Severity.ERROR), (5, Severity.INFO)]
+    assert "default eps=1e-08 rounds to 0" in findings[0].message
+    assert "cast on line 3" in findings[0].message
+
+
+def test_messages_name_the_objects() -> None:
+    (clip,) = run(
+        "PL204",
+        """
+        import torch
+        class T:
+            def step(self, loss):
+                self.amp_scaler.scale(loss).backward()
+                torch.nn.utils.clip_grad_norm_(self.model.parameters(), 1.0)
+                self.amp_scaler.step(self.opt)
+                self.amp_scaler.update()
+        """,
+    )
+    assert "`self.amp_scaler.unscale_(self.opt)`" in clip.message
+    assert clip.fix is not None and clip.fix.applicability == "unsafe"
+    assert clip.fix.edits[0].replacement == "        self.amp_scaler.unscale_(self.opt)\n"
+
+
+def test_unscale_fix_keeps_crlf_line_endings() -> None:
+    source = "import torch\r\ns = torch.amp.GradScaler('cuda')\r\ns.scale(l).backward()\r\n"
+    source += "torch.nn.utils.clip_grad_norm_(p, 1.0)\r\ns.step(o)\r\ns.update()\r\n"
+    (clip,) = run("PL204", source)
+    assert clip.fix is not None and clip.fix.edits[0].replacement == "s.unscale_(o)\r\n"
+
+
+def test_no_fix_when_the_clip_shares_its_line() -> None:
+    (clip,) = run(
+        "PL204",
+        """
+        import torch
+        s = torch.amp.GradScaler("cuda")
+        s.scale(l).backward()
+        if clip: torch.nn.utils.clip_grad_norm_(p, 1.0)
+        s.step(o)
+        s.update()
+        """,
+    )
+    assert clip.fix is None
+
+
+def test_deprecated_message_gives_the_replacement() -> None:
+    (finding,) = run("PL207", "import torch\nwith torch.cuda.amp.autocast():\n    pass\n")
+    assert 'torch.amp.autocast("cuda", ...)' in finding.message and "FutureWarning" in finding.message
