@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, TextIO
 
 if TYPE_CHECKING:
@@ -15,6 +16,17 @@ if TYPE_CHECKING:
     from precisionlint.model import Finding
 
 FORMATS: tuple[str, ...] = ("text", "json", "github", "sarif")
+
+
+@dataclass(frozen=True)
+class RenderOptions:
+    """What a renderer may need beside the findings; each format reads only its own fields."""
+
+    rules: Sequence[Rule]
+    color: bool = False
+    summary: bool = True
+    fixed: int = 0
+    root: str | None = None
 
 
 def render(
@@ -41,4 +53,5 @@ def render(
     if fmt not in FORMATS:
         raise ValueError(f"unknown output format {fmt!r} (expected one of {', '.join(FORMATS)})")
     module = importlib.import_module(f"{__name__}.{fmt}")
-    module.render(findings, stream, rules=rules, color=color, summary=summary, fixed=fixed, root=root)
+    options = RenderOptions(rules=rules, color=color, summary=summary, fixed=fixed, root=root)
+    module.render(findings, stream, options)

@@ -10,14 +10,13 @@ holding a comma or a newline could forge extra properties or extra commands.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import TYPE_CHECKING, TextIO
 
 from precisionlint.model import Severity
 
 if TYPE_CHECKING:
-    from precisionlint.checks import Rule
     from precisionlint.model import Finding
+    from precisionlint.output import RenderOptions
 
 _COMMAND = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "notice"}
 
@@ -45,15 +44,6 @@ def format_finding(finding: Finding) -> str:
     return f"::{_COMMAND[finding.severity]} {props}::{escape_data(finding.message)}"
 
 
-def render(
-    findings: list[Finding],
-    stream: TextIO,
-    *,
-    rules: Sequence[Rule],
-    color: bool = False,
-    summary: bool = True,
-    fixed: int = 0,
-    root: str | None = None,
-) -> None:
+def render(findings: list[Finding], stream: TextIO, options: RenderOptions) -> None:
     # No summary: every line the runner reads must be a workflow command, and the exit code says the rest.
     stream.writelines(format_finding(finding) + "\n" for finding in findings)

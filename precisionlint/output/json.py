@@ -8,23 +8,13 @@ from __future__ import annotations
 
 # Absolute import: this module's own name does not shadow the standard library's json.
 import json
-from collections.abc import Sequence
 from typing import TYPE_CHECKING, TextIO
 
 if TYPE_CHECKING:
-    from precisionlint.checks import Rule
     from precisionlint.model import Finding
+    from precisionlint.output import RenderOptions
 
 
-def render(
-    findings: list[Finding],
-    stream: TextIO,
-    *,
-    rules: Sequence[Rule],
-    color: bool = False,
-    summary: bool = True,
-    fixed: int = 0,
-    root: str | None = None,
-) -> None:
+def render(findings: list[Finding], stream: TextIO, options: RenderOptions) -> None:
     # ensure_ascii (the default) keeps the output valid on any stream encoding, e.g. a Windows console pipe.
     stream.write(json.dumps([finding.to_json() for finding in findings], indent=2) + "\n")

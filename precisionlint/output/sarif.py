@@ -20,6 +20,7 @@ from precisionlint.model import Severity
 if TYPE_CHECKING:
     from precisionlint.checks import Rule
     from precisionlint.model import Finding, Fix
+    from precisionlint.output import RenderOptions
 
 SCHEMA_URI = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
 # The project has no published home page yet; its package index page is where users would look first.
@@ -210,14 +211,5 @@ def build_log(findings: Sequence[Finding], rules: Iterable[Rule], root: str | No
     return {"$schema": SCHEMA_URI, "version": "2.1.0", "runs": [run]}
 
 
-def render(
-    findings: list[Finding],
-    stream: TextIO,
-    *,
-    rules: Sequence[Rule],
-    color: bool = False,
-    summary: bool = True,
-    fixed: int = 0,
-    root: str | None = None,
-) -> None:
-    stream.write(json.dumps(build_log(findings, rules, root), indent=2) + "\n")
+def render(findings: list[Finding], stream: TextIO, options: RenderOptions) -> None:
+    stream.write(json.dumps(build_log(findings, options.rules, options.root), indent=2) + "\n")

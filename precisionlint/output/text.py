@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, TextIO
 from precisionlint.model import Finding, Severity
 
 if TYPE_CHECKING:
-    from precisionlint.checks import Rule
+    from precisionlint.output import RenderOptions
 
 Style = Callable[..., str]
 
@@ -86,20 +86,11 @@ def summary_lines(findings: Sequence[Finding], fixed: int = 0) -> list[str]:
     return lines
 
 
-def render(
-    findings: list[Finding],
-    stream: TextIO,
-    *,
-    rules: Sequence[Rule],
-    color: bool = False,
-    summary: bool = True,
-    fixed: int = 0,
-    root: str | None = None,
-) -> None:
-    style = _styler(color)
+def render(findings: list[Finding], stream: TextIO, options: RenderOptions) -> None:
+    style = _styler(options.color)
     stream.writelines(format_finding(finding, style) + "\n" for finding in findings)
-    if summary:
-        for line in summary_lines(findings, fixed):
-            if color and line == "All checks passed!":
+    if options.summary:
+        for line in summary_lines(findings, options.fixed):
+            if options.color and line == "All checks passed!":
                 line = style(line, fg="green", bold=True)
             stream.write(line + "\n")
