@@ -7,6 +7,9 @@ A folder holds:
   options.toml     optional: gpus = ["A100", ...] (target GPUs for hardware rules)
   <file>.fixed     optional: the file after `check --fix` (with `unsafe-fixes = true` in options.toml,
                    after `--unsafe-fixes`)
+
+Folders whose name starts with "_" hold inputs shared by many rules (rules/_correct-training-loops/: correct
+code that must give no finding of any rule but those its options.toml `allow`s).
 """
 
 from __future__ import annotations
@@ -45,7 +48,7 @@ def _inputs(folder: Path, prefix: str) -> list[Path]:
 
 def load_cases() -> list[RuleCase]:
     cases = []
-    for folder in sorted(p for p in RULES_DIR.iterdir() if p.is_dir()):
+    for folder in sorted(p for p in RULES_DIR.iterdir() if p.is_dir() and not p.name.startswith("_")):
         expected: dict[str, list[tuple[int, int, str]]] = {}
         expected_file = folder / "expected.txt"
         if expected_file.exists():
@@ -71,3 +74,12 @@ def load_cases() -> list[RuleCase]:
             )
         )
     return cases
+
+
+SHARED_CORRECT = RULES_DIR / "_correct-training-loops"
+
+
+def shared_correct_inputs() -> tuple[list[Path], list[str]]:
+    options = tomlkit.parse((SHARED_CORRECT / "options.toml").read_text()).unwrap()
+    files = sorted(p for p in SHARED_CORRECT.iterdir() if p.suffix in INPUT_SUFFIXES)
+    return files, list(options.get("allow", []))

@@ -7,7 +7,7 @@ import pytest
 from precisionlint.checks import all_rules, find_rule
 from precisionlint.engine import EngineOptions, SourceFile, check_source
 from precisionlint.sources import format_of
-from tests.rule_cases import RuleCase, load_cases
+from tests.rule_cases import RuleCase, load_cases, shared_correct_inputs
 
 CASES = load_cases()
 
@@ -54,3 +54,16 @@ def test_bad_case_gives_expected_findings(case: RuleCase, path) -> None:
 @pytest.mark.parametrize("case,path", GOOD, ids=[f"{c.rule_name}/{p.name}" for c, p in GOOD])
 def test_good_case_gives_no_finding(case: RuleCase, path) -> None:
     assert _findings(case, path) == []
+
+
+SHARED, ALLOWED = shared_correct_inputs()
+
+
+@pytest.mark.parametrize("path", SHARED, ids=[p.name for p in SHARED])
+def test_correct_training_loops_give_no_finding_of_any_rule(path) -> None:
+    allowed = {r.code for name in ALLOWED for r in [find_rule(name)] if r is not None}
+    rules = [r for r in all_rules() if r.code not in allowed]
+    fmt = format_of(path.name)
+    assert fmt is not None
+    result = check_source(SourceFile(str(path), path.name, fmt), EngineOptions(rules=rules))
+    assert [(f.span.line, f.code, f.message) for f in result.findings] == []
