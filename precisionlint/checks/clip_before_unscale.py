@@ -46,7 +46,7 @@ from collections.abc import Iterator
 from precisionlint.checks import CheckContext
 from precisionlint.model import Finding, Fix, Severity
 from precisionlint.script.fixes import insert_line_before
-from precisionlint.script.model import Event
+from precisionlint.script.model import Event, ScriptModel
 
 CODE = "PL204"
 NAME = "clip-before-unscale"
@@ -60,7 +60,7 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
     model = ctx.script
     for clip in model.events_of("clip"):
         pending = sorted(k for k in clip.pending_unscale if model.scalers[k].enabled is not False)
-        if not pending:
+        if not pending or _other_scaler_unscaled(model, clip):
             continue
         scaler = model.scalers[pending[0]]
         here = [e for e in scaler.events if e.scope is clip.scope]
@@ -83,6 +83,18 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
             fix=fix,
             severity=None if scaler.enabled is True else Severity.WARNING,
         )
+
+
+def _other_scaler_unscaled(model: ScriptModel, clip: Event) -> bool:
+    """Several scalers (one per model: GAN generator and discriminator, actor and critic) and one of them
+    unscaled right before this clip: the clipped parameters most likely belong to that one, and which
+    parameters each optimizer owns is not visible statically. Silence beats a false alarm here."""
+    unscaled_before = [
+        key
+        for key, scaler in model.scalers.items()
+        if any(e.kind == "unscale" and e.scope is clip.scope and e.order < clip.order for e in scaler.events)
+    ]
+    return bool(unscaled_before) and any(key not in clip.pending_unscale for key in unscaled_before)
 
 
 def _optimizer(events: list[Event], clip: Event) -> str | None:
