@@ -27,6 +27,10 @@ def _fail(message: str) -> None:
     sys.exit(EXIT_ERROR)
 
 
+# Commands imported only when named (or listed by --help): `check` must not pay for what `advise` imports.
+_LAZY_COMMANDS = {"advise": ("precisionlint.advise_command", "advise")}
+
+
 class _Group(click.Group):
     def main(self, *args, **kwargs):  # type: ignore[no-untyped-def]
         # click exits with 2 on usage errors already; anything unexpected must not print a traceback.
@@ -34,6 +38,34 @@ class _Group(click.Group):
             return super().main(*args, **kwargs)
         except (KeyboardInterrupt, BrokenPipeError):
             sys.exit(EXIT_ERROR)
+        except Exception as exc:  # a bug: one clear line (the traceback on request), exit code 2
+            if os.environ.get("PRECISIONLINT_DEBUG"):
+                import traceback
+
+                traceback.print_exc()
+            detail = " ".join(str(exc).split())[:300]
+            click.echo(
+                f"precisionlint: internal error: {type(exc).__name__}: {detail}. This is a bug in precisionlint; "
+                "please report it (PRECISIONLINT_DEBUG=1 prints the traceback).",
+                err=True,
+            )
+            sys.exit(EXIT_ERROR)
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*super().list_commands(ctx), *_LAZY_COMMANDS})
+
+    def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
+        command = super().get_command(ctx, name)
+        if command is None and name in _LAZY_COMMANDS:
+            import importlib
+
+            module, attribute = _LAZY_COMMANDS[name]
+            try:
+                command = getattr(importlib.import_module(module), attribute)
+            except ImportError:  # pragma: no cover - the module ships with the package
+                return None
+            self.add_command(command, name)
+        return command
 
 
 @click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
@@ -129,6 +161,9 @@ def check(
     except ConfigError as exc:
         _fail(str(exc))
         return
+    except KeyboardInterrupt:  # click would print "Aborted!" and exit 1, which reads as "findings"
+        _fail("interrupted")
+        return
     for message in outcome.errors:
         click.echo(f"precisionlint: error: {message}", err=True)
 
@@ -209,13 +244,3 @@ def rules_markdown(rules) -> str:  # type: ignore[no-untyped-def]
         lines.append(f"| {r.code} | `{r.name}` | {r.severity.label} | {fix} | {r.summary}{gpu} |")
     return "\n".join(lines) + "\n"
 
-
-def _add_advise() -> None:
-    try:
-        from precisionlint.advise_command import advise
-    except ImportError:  # pragma: no cover - the module ships with the package
-        return
-    main.add_command(advise)
-
-
-_add_advise()

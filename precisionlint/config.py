@@ -9,6 +9,8 @@
     gpus = ["A100"]                  # target GPUs for hardware rules
     max-file-size = 10_000_000       # bytes
     max-nodes = 1_000_000            # tree nodes walked per file (YAML alias bombs)
+    max-depth = 200                  # nesting levels of a config file
+    max-parse-time = 10              # CPU seconds to parse and check one file (0: no limit)
     respect-gitignore = true
 
 Unknown keys and wrong types are errors that name the key (exit code 2).
@@ -41,6 +43,8 @@ class Config:
     gpus: list[str] = field(default_factory=list)
     max_file_size: int = 10_000_000
     max_nodes: int = 1_000_000
+    max_depth: int = 200
+    max_parse_time: float = 10.0
     respect_gitignore: bool = True
 
 
@@ -56,6 +60,12 @@ def _positive_int(key: str, value: Any) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
         raise ConfigError(f"'{key}' must be a positive integer")
     return value
+
+
+def _seconds(key: str, value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= 86_400:
+        raise ConfigError(f"'{key}' must be a number of seconds from 0 (no limit) to 86400")
+    return float(value)
 
 
 def _bool(key: str, value: Any) -> bool:
@@ -88,6 +98,8 @@ _KEYS = {
     "gpus": ("gpus", _str_list),
     "max-file-size": ("max_file_size", _positive_int),
     "max-nodes": ("max_nodes", _positive_int),
+    "max-depth": ("max_depth", _positive_int),
+    "max-parse-time": ("max_parse_time", _seconds),
     "respect-gitignore": ("respect_gitignore", _bool),
 }
 

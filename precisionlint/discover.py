@@ -9,9 +9,8 @@ from __future__ import annotations
 
 import fnmatch
 import os
-import subprocess
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from precisionlint.engine import SourceFile
@@ -28,6 +27,7 @@ DEFAULT_EXCLUDES = (
 class Discovery:
     files: list[SourceFile]
     missing: list[str]  # paths given on the command line that do not exist
+    errors: list[str] = field(default_factory=list)  # one line each: paths that exist but cannot be listed
 
 
 def _excluded(relative: str, patterns: Sequence[str]) -> bool:
@@ -46,13 +46,18 @@ def _excluded(relative: str, patterns: Sequence[str]) -> bool:
 
 def _git_files(directory: Path) -> list[str] | None:
     """Files under `directory` that git would not ignore, or None when it is not a git work tree."""
-    probe = directory
+    try:
+        probe = directory.resolve()  # absolute: the parent of a relative "." is "." again
+    except (OSError, RuntimeError):
+        return None
     while True:
         if (probe / ".git").exists():
             break
         if probe.parent == probe:
             return None
         probe = probe.parent
+    import subprocess  # only for directories: checking named files never pays for it
+
     try:
         result = subprocess.run(
             ["git", "-C", str(directory), "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
@@ -66,22 +71,44 @@ def _git_files(directory: Path) -> list[str] | None:
 
 
 def _walk(directory: Path) -> Iterator[str]:
-    stack = [directory]
+    """Relative posix paths of the files under `directory`: regular files and symbolic links (a broken or
+    looping link is reported when read), never FIFOs, sockets or devices, and never through a symbolic link to
+    a directory (no loops). Default-excluded directories are not entered."""
+    stack: list[tuple[str, str]] = [(os.fspath(directory), "")]
     while stack:
-        current = stack.pop()
+        current, prefix = stack.pop()
         try:
-            entries = list(os.scandir(current))
+            with os.scandir(current) as iterator:
+                entries = list(iterator)
         except OSError:
             continue
         for entry in entries:
             try:
                 if entry.is_dir(follow_symlinks=False):
-                    if not any(fnmatch.fnmatch(entry.name, p) for p in DEFAULT_EXCLUDES):
-                        stack.append(Path(entry.path))
-                elif entry.is_file() or entry.is_symlink():
-                    yield os.path.relpath(entry.path, directory).replace(os.sep, "/")
+                    if not _default_excluded(entry.name):
+                        stack.append((entry.path, f"{prefix}{entry.name}/"))
+                elif entry.is_symlink() or entry.is_file():  # a looping link makes is_file() raise
+                    yield prefix + entry.name
             except OSError:
                 continue
+
+
+_EXCLUDED_NAMES: dict[str, bool] = {}
+
+
+def _default_excluded(name: str) -> bool:
+    cached = _EXCLUDED_NAMES.get(name)
+    if cached is None:
+        cached = _EXCLUDED_NAMES[name] = any(fnmatch.fnmatch(name, p) for p in DEFAULT_EXCLUDES)
+    return cached
+
+
+def _printable(text: str) -> str:
+    """A path as it can be printed: names that are not valid UTF-8 arrive with surrogate escapes, which no
+    renderer can encode; they are shown with U+FFFD instead (the file is still read by its real name)."""
+    if text.isascii():
+        return text
+    return text.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
 
 
 def discover(
@@ -97,53 +124,74 @@ def discover(
     `force_exclude` is set, as the pre-commit hook does, so that config excludes hold there too."""
     files: list[SourceFile] = []
     missing: list[str] = []
+    errors: list[str] = []
     seen: set[str] = set()
+    root_resolved = root.resolve()
 
     def relative_to_root(path: Path) -> str:
         try:
-            return path.resolve().relative_to(root.resolve()).as_posix()
-        except ValueError:
+            return path.resolve().relative_to(root_resolved).as_posix()
+        except (ValueError, OSError, RuntimeError):  # outside the root; a symlink loop
             return path.as_posix()
 
-    def add(fs_path: Path, display: str) -> None:
-        fmt = format_of(fs_path.name)
-        if fmt is None:
-            return
-        key = os.path.realpath(fs_path) if not fs_path.is_symlink() else os.path.abspath(fs_path)
-        if key in seen:
+    def add(fs_path: str, display: str, key: str) -> None:
+        fmt = format_of(fs_path)
+        if fmt is None or key in seen:
             return
         seen.add(key)
-        files.append(SourceFile(str(fs_path), display, fmt))
+        files.append(SourceFile(fs_path, _printable(display), fmt))
 
     for raw in paths:
         path = Path(raw)
-        if path.is_dir():
+        try:
+            is_dir = path.is_dir()
+        except OSError as exc:  # e.g. permission denied on a parent directory
+            errors.append(f"{_printable(raw)}: cannot read: {exc.strerror or type(exc).__name__}")
+            continue
+        if is_dir:
             listed = _git_files(path) if respect_gitignore else None
             names = listed if listed is not None else list(_walk(path))
+            base = str(path)  # as pathlib spells it: "src/" and "./src" become "src", "." stays "."
+            display_base = "" if raw in (".", "./") else path.as_posix() + "/"
+            real_base = os.path.realpath(base)
+            # Relative to the root once per directory, not once per file (resolve() is a syscall per part).
+            relative_base: str | None = None
+            if exclude:
+                relative_base = relative_to_root(path)
+                relative_base = "" if relative_base == "." else relative_base + "/"
+            excluded_dirs: dict[str, bool] = {}
             for name in sorted(names):
                 if format_of(name) is None:
                     continue
-                parts = name.split("/")
-                if listed is not None and any(
-                    fnmatch.fnmatch(part, p) for part in parts[:-1] for p in DEFAULT_EXCLUDES
-                ):
-                    continue
-                fs_path = path / name
-                display = (Path(raw) / name).as_posix() if raw not in (".", "./") else name
-                if _excluded(relative_to_root(fs_path), exclude):
+                slash = name.rfind("/")
+                if listed is not None and slash != -1:
+                    folder = name[:slash]
+                    hidden = excluded_dirs.get(folder)
+                    if hidden is None:
+                        hidden = excluded_dirs[folder] = any(_default_excluded(part) for part in folder.split("/"))
+                    if hidden:
+                        continue
+                fs_path = name if base == "." else os.path.join(base, name)
+                if relative_base is not None and _excluded(relative_base + name, exclude):
                     continue
                 if listed is not None and not os.path.lexists(fs_path):
                     continue  # deleted in the work tree but still in the index
-                add(fs_path, display)
+                # Neither git nor the walk goes through a symbolic link to a directory, so the real path of
+                # a listed file is the real path of the directory it was listed under, plus its name.
+                add(fs_path, display_base + name, os.path.join(real_base, name))
         elif os.path.lexists(path):
             if force_exclude and _excluded(relative_to_root(path), exclude):
                 continue
-            if format_of(path.name) is None and path.is_file():
-                continue  # pre-commit passes only matching types; anything else is not ours to read
-            add(path, raw)
+            try:
+                if format_of(path.name) is None and path.is_file():
+                    continue  # pre-commit passes only matching types; anything else is not ours to read
+                key = os.path.abspath(path) if path.is_symlink() else os.path.realpath(path)
+            except OSError:
+                key = os.path.abspath(path)
+            add(str(path), raw, key)
         else:
-            missing.append(raw)
-    return Discovery(files, missing)
+            missing.append(_printable(raw))
+    return Discovery(files, missing, errors)
 
 
 def matches_any(display_relative: str, patterns: Sequence[str]) -> bool:

@@ -2,23 +2,33 @@
 
 The engine never prints. One file's failure (unreadable, unparsable, over a limit, or a crash inside a rule)
 becomes a finding for that file, and the other files are still checked.
+
+Per-file limits (each a limit-exceeded finding, PL003, when hit; configurable in [tool.precisionlint]):
+  max-file-size   bytes, checked with stat() before the file is opened (default 10 MB)
+  max-nodes       tree nodes built or walked (default 1,000,000; stops YAML alias bombs)
+  max-depth       nesting of a config tree (default 200); Python nesting is bounded by the recursion limit
+  max-parse-time  CPU seconds to parse and check one file (default 10), where a CPU timer can be used
+Only regular files are opened (never a FIFO or a device, which could block forever), and nothing is executed.
 """
 
 from __future__ import annotations
 
+import gc
 import os
-import traceback
-from collections.abc import Iterable, Sequence
+import stat
+import sys
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from precisionlint.checks import CheckContext, Rule
 from precisionlint.checks._meta import INTERNAL_ERROR, IO_ERROR, LIMIT_EXCEEDED, PARSE_ERROR
 from precisionlint.model import Document, Finding, Format, Span
-from precisionlint.sources import Limits, LimitError, SourceError, load_document
+from precisionlint.sources import LimitError, Limits, SourceError, load_document
 
 # The cheap text prefilter: a file that contains none of these byte strings cannot hold a finding of any
 # rule, so it is neither decoded nor parsed. Whoever adds a rule that can fire without one of these words
-# must add its word here (tests/test_prefilter.py checks every rule case against this list).
+# must add its word here (tests/test_engine.py checks every rule case against this list).
 CONFIG_KEYWORDS: tuple[bytes, ...] = (
     b"precision",  # precision, mixed_precision, tf32_matmul_precision
     b"fp16",
@@ -50,7 +60,21 @@ PYTHON_KEYWORDS: tuple[bytes, ...] = (
 
 def might_hold_findings(data: bytes, fmt: Format) -> bool:
     keywords = PYTHON_KEYWORDS if fmt == "python" else CONFIG_KEYWORDS
+    if data[:2] in (b"\xff\xfe", b"\xfe\xff", b"\x00\x00"):
+        wide = _wide_encoding(data)
+        if wide is not None:
+            # UTF-16/32 (a byte-order mark): look for the words in the decoded text, so that a config saved by
+            # a Windows tool is reported as unreadable (see _decode) rather than silently skipped.
+            data = data.decode(wide, "replace").encode("utf-8", "replace")
     return any(word in data for word in keywords)
+
+
+def _wide_encoding(data: bytes) -> str | None:
+    if data.startswith((b"\xff\xfe\x00\x00", b"\x00\x00\xfe\xff")):
+        return "utf-32"
+    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
+        return "utf-16"
+    return None
 
 
 @dataclass(frozen=True)
@@ -91,6 +115,9 @@ def _engine_finding(rule: Rule, path: str, message: str, line: int = 1, column: 
 
 
 def _decode(data: bytes, display: str) -> str:
+    wide = _wide_encoding(data)
+    if wide is not None:
+        raise SourceError(f"encoded as {wide.upper()} (byte-order mark): precisionlint reads UTF-8 files only", 1, 1)
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -106,26 +133,70 @@ def _decode(data: bytes, display: str) -> str:
     return text
 
 
+_OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
+
+
+def _not_regular(mode: int) -> str | None:
+    """Why a file of this mode is not read, or None for a regular file."""
+    if stat.S_ISREG(mode):
+        return None
+    if stat.S_ISDIR(mode):
+        return "is a directory"
+    if stat.S_ISFIFO(mode):
+        return "is a FIFO (named pipe), not a regular file"
+    if stat.S_ISSOCK(mode):
+        return "is a socket, not a regular file"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "is a device, not a regular file"
+    return "not a regular file"
+
+
 def read_source(source: SourceFile, limits: Limits) -> bytes | Finding:
-    """The file's bytes, or the finding that explains why they cannot be had."""
+    """The file's bytes, or the finding that explains why they cannot be had.
+
+    Only regular files are read: a FIFO or a device named like a config would block the run forever. The
+    check is made with stat() before opening and again on the open descriptor (opened non-blocking, so even a
+    FIFO swapped in between cannot block), and the size limit is checked before any byte is read."""
     try:
-        size = os.stat(source.fs_path).st_size
-        if size > limits.max_file_size:
-            return _engine_finding(
-                LIMIT_EXCEEDED,
-                source.display,
-                f"file is {size:,} bytes, over the {limits.max_file_size:,}-byte limit (max-file-size); not checked",
-            )
-        with open(source.fs_path, "rb") as handle:
-            data = handle.read(limits.max_file_size + 1)
+        info = os.stat(source.fs_path)
+        why = _not_regular(info.st_mode)
+        if why is not None:
+            return _engine_finding(IO_ERROR, source.display, f"cannot read file: {why}")
+        if info.st_size > limits.max_file_size:
+            return _too_big(source.display, info.st_size, limits)
+        fd = os.open(source.fs_path, _OPEN_FLAGS)
+        try:
+            why = _not_regular(os.fstat(fd).st_mode)
+            if why is not None:
+                return _engine_finding(IO_ERROR, source.display, f"cannot read file: {why}")
+            chunks = []
+            remaining = limits.max_file_size + 1
+            while remaining > 0:
+                chunk = os.read(fd, min(remaining, 1 << 20))
+                if not chunk:
+                    break
+                chunks.append(chunk)
+                remaining -= len(chunk)
+            data = b"".join(chunks)
+        finally:
+            os.close(fd)
     except OSError as exc:
         reason = exc.strerror or type(exc).__name__
         return _engine_finding(IO_ERROR, source.display, f"cannot read file: {reason}")
+    except ValueError as exc:  # e.g. a path with a NUL character
+        return _engine_finding(IO_ERROR, source.display, f"cannot read file: {exc}")
     if len(data) > limits.max_file_size:  # grew between stat and read
-        return _engine_finding(
-            LIMIT_EXCEEDED, source.display, f"file is over the {limits.max_file_size:,}-byte limit; not checked"
-        )
+        return _too_big(source.display, None, limits)
     return data
+
+
+def _too_big(display: str, size: int | None, limits: Limits) -> Finding:
+    shown = f"{size:,} bytes" if size is not None else "larger than that"
+    return _engine_finding(
+        LIMIT_EXCEEDED,
+        display,
+        f"file is {shown}, over the {limits.max_file_size:,}-byte limit (max-file-size); not checked",
+    )
 
 
 def check_source(source: SourceFile, options: EngineOptions, data: bytes | None = None) -> FileResult:
@@ -140,6 +211,33 @@ def check_source(source: SourceFile, options: EngineOptions, data: bytes | None 
 
 
 def check_bytes(display: str, data: bytes, fmt: Format, options: EngineOptions) -> FileResult:
+    """Decode, parse and check one file's bytes. Never raises (short of KeyboardInterrupt/SystemExit): every
+    problem is a finding for this file."""
+    guard = _Guard(options.limits)
+    try:
+        try:
+            guard.enter()
+            return _check_bytes(display, data, fmt, options)
+        finally:
+            guard.exit()
+    except TimeLimitExceeded:
+        while True:  # the timer may have fired inside exit(): finish restoring the process state
+            try:
+                guard.exit()
+                break
+            except TimeLimitExceeded:
+                continue
+        seconds = options.limits.max_parse_time
+        return FileResult(
+            display,
+            [_engine_finding(
+                LIMIT_EXCEEDED, display,
+                f"took more than {seconds:g} s of CPU time to analyse (max-parse-time); not checked",
+            )],
+        )
+
+
+def _check_bytes(display: str, data: bytes, fmt: Format, options: EngineOptions) -> FileResult:
     try:
         text = _decode(data, display)
         document = load_document(display, text, fmt, options.limits)
@@ -157,45 +255,154 @@ def check_bytes(display: str, data: bytes, fmt: Format, options: EngineOptions) 
 
 
 def run_rules(document: Document, options: EngineOptions) -> FileResult:
-    from precisionlint.suppress import Suppressions
-
     findings: list[Finding] = []
     internal = False
+    too_deep: list[str] = []
     is_python = document.format == "python"
+    gpus = tuple(options.gpus)
     for rule in options.rules:
         if rule.target == "engine":
             continue
         if rule.target == "script" and not is_python:
             continue
-        if rule.needs_gpu and not options.gpus:
+        if rule.needs_gpu and not gpus:
             continue
         try:
-            ctx = CheckContext(document, rule, tuple(options.gpus))
-            findings.extend(rule.func(ctx))
+            findings.extend(rule.func(CheckContext(document, rule, gpus)))
         except RecursionError:
-            findings.append(
-                _engine_finding(LIMIT_EXCEEDED, document.path, f"nesting too deep for rule {rule.name}; not checked")
-            )
+            too_deep.append(rule.name)
         except Exception as exc:  # a bug in one rule must not hide the others' findings
             findings.append(_internal(document.path, rule.name, exc))
             internal = True
-    findings = Suppressions.of(document).filter(findings)
+    if too_deep:
+        # One finding, not one per rule: the script rules share one model, so they fail together.
+        named = ", ".join(too_deep[:3]) + (f" and {len(too_deep) - 3} more" if len(too_deep) > 3 else "")
+        findings.append(_engine_finding(
+            LIMIT_EXCEEDED, document.path, f"nesting too deep to analyse; not checked by {named}"
+        ))
+    try:
+        from precisionlint.suppress import Suppressions
+
+        findings = Suppressions.of(document).filter(findings)
+    except RecursionError:
+        pass  # unreadable directives: report every finding rather than none
+    except Exception as exc:
+        findings.append(_internal(document.path, "suppressions", exc))
+        internal = True
     return FileResult(document.path, findings, document=document, internal_error=internal)
 
 
 def _internal(path: str, where: str, exc: BaseException) -> Finding:
+    import traceback
+
     frame = traceback.extract_tb(exc.__traceback__)[-1] if exc.__traceback__ else None
     location = f" at {os.path.basename(frame.filename)}:{frame.lineno}" if frame else ""
+    detail = " ".join(str(exc).split())
+    if len(detail) > 200:
+        detail = detail[:197] + "..."
     return _engine_finding(
         INTERNAL_ERROR,
         path,
-        f"internal error in {where}: {type(exc).__name__}: {exc}{location}. "
+        f"internal error in {where}: {type(exc).__name__}: {detail}{location}. "
         "This is a bug in precisionlint; please report it with this file.",
     )
 
 
-def check_sources(sources: Iterable[SourceFile], options: EngineOptions, jobs: int = 1) -> list[FileResult]:
-    """Check every source; results come back in the order of `sources`, whatever `jobs` is."""
-    from precisionlint.parallel import map_ordered
+# ---------------------------------------------------------------------------------------------------------------
+# Guards around one file's analysis: a deeper recursion limit and a CPU-time limit.
+# ---------------------------------------------------------------------------------------------------------------
 
-    return map_ordered(check_source, list(sources), options, jobs)
+
+class TimeLimitExceeded(BaseException):
+    """One file took more than max-parse-time CPU seconds. A BaseException so that the loaders' and rules'
+    `except Exception` cannot swallow it."""
+
+
+# Python allows 1,000 frames by default. Parsers and the script model recurse once or twice per nesting level,
+# so a 300-term `a + b + ...` or a long elif chain would fail at that limit. Python 3.11 runs Python-to-Python
+# calls without growing the C stack, and C-level recursion (the parsers) has its own guards, so a deeper limit
+# is safe on the main thread's stack (8 MB on Linux and macOS): measured, 8,000 frames of the worst case (every
+# frame through C) use under 3 MB. Other threads may have small stacks, so they keep the default.
+DEEP_RECURSION_LIMIT = 8000
+_TIMER_STATE = {"armed": False}
+
+
+def _on_timer(signum: int, frame: object) -> None:
+    if _TIMER_STATE["armed"]:
+        raise TimeLimitExceeded()
+
+
+class _Guard:
+    __slots__ = ("limits", "old_limit", "old_handler", "timed", "collecting")
+
+    def __init__(self, limits: Limits) -> None:
+        self.limits = limits
+        self.old_limit = 0
+        self.old_handler: Any = None
+        self.timed = False
+        self.collecting = False
+
+    def enter(self) -> None:
+        threading = sys.modules.get("threading")  # not imported: no thread was started through it
+        main = threading is None or threading.current_thread() is threading.main_thread()
+        self.old_limit = sys.getrecursionlimit()
+        if main and self.old_limit < DEEP_RECURSION_LIMIT:
+            sys.setrecursionlimit(DEEP_RECURSION_LIMIT)
+        seconds = self.limits.max_parse_time
+        if main and seconds and seconds > 0:
+            self._arm(seconds)
+        # A parse allocates millions of objects that live until the file is done; the cyclic collector would
+        # scan them again and again (half the time of a large file). They hold almost no cycles, so collect
+        # once, after the file, instead.
+        self.collecting = gc.isenabled()
+        if self.collecting:
+            gc.disable()
+
+    def _arm(self, seconds: float) -> None:
+        # A CPU-time timer (ITIMER_VIRTUAL, SIGVTALRM): unaffected by a loaded machine or a suspended laptop,
+        # and a signal that nothing else in a linter's process uses. Only where it is free: POSIX, the main
+        # thread, and no handler installed by someone else (a host program embedding the engine).
+        import signal
+
+        if not hasattr(signal, "setitimer") or not hasattr(signal, "SIGVTALRM"):
+            return
+        current = signal.getsignal(signal.SIGVTALRM)
+        if current not in (signal.SIG_DFL, None, _on_timer):
+            return
+        self.old_handler = signal.signal(signal.SIGVTALRM, _on_timer)
+        self.timed = True
+        _TIMER_STATE["armed"] = True
+        try:
+            # Fire again every 50 ms after the first expiry, in case a library's bare `except:` ate the first.
+            signal.setitimer(signal.ITIMER_VIRTUAL, seconds, 0.05)
+        except (OverflowError, ValueError, OSError):  # an absurd limit: run without one
+            _TIMER_STATE["armed"] = False
+
+    def exit(self) -> None:
+        """Undo enter(); idempotent, so that it can be finished if the timer interrupts it."""
+        _TIMER_STATE["armed"] = False  # first: from here on the handler does nothing
+        if self.timed:
+            import signal
+
+            signal.setitimer(signal.ITIMER_VIRTUAL, 0, 0)
+            signal.signal(signal.SIGVTALRM, self.old_handler if self.old_handler is not None else signal.SIG_DFL)
+            self.timed = False
+        if self.collecting:
+            gc.enable()
+            self.collecting = False
+        if self.old_limit and sys.getrecursionlimit() != self.old_limit:
+            sys.setrecursionlimit(self.old_limit)
+
+
+def check_sources(
+    sources: Iterable[SourceFile],
+    options: EngineOptions,
+    jobs: int = 1,
+    progress: Callable[[int], None] | None = None,
+) -> list[FileResult]:
+    """Check every source; results come back in the order of `sources`, whatever `jobs` is.
+
+    `progress(n)` is called as files are done (n files at a time), from the calling thread."""
+    from precisionlint.parallel import check_all
+
+    return check_all(list(sources), options, jobs, progress)

@@ -1,16 +1,36 @@
-"""Run the per-file work over several processes while keeping the output order deterministic."""
+"""Check many files on every core, with results in the order of the input whatever the scheduling.
+
+Most files of a repository cannot hold a finding, and the prefilter rejects them in microseconds after one
+read. So this process reads every file once and applies the prefilter (I/O-bound; a pool would only add
+pickling), and collects the files that need parsing. Once those add up to enough work to pay for a process pool
+(MIN_FILES_FOR_POOL files and MIN_BYTES_FOR_POOL bytes), the pool starts and is fed chunks of about CHUNK_BYTES
+while the reading goes on; below that (a pre-commit run on a few changed files), everything is checked here.
+
+The pool forks (where the platform can), after the parsers and rules the files need are imported and warmed up
+here, so the workers start with everything loaded and the options need no pickling. Workers re-read their files
+(from the page cache) rather than receive them through a pipe. Workers ignore SIGINT: an interrupted run stops in
+this process, and the workers finish their current chunk and exit quietly. If a worker dies, the files it had
+not finished are checked here instead.
+"""
 
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Callable, Sequence
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any
 
-T = TypeVar("T")
-R = TypeVar("R")
+if TYPE_CHECKING:
+    from precisionlint.engine import EngineOptions, FileResult, SourceFile
 
-# Below this many files a pool costs more (process start, pickling) than it saves.
-MIN_FILES_FOR_POOL = 200
+# Starting a pool (fork, warm-up, result pickling) costs tens of milliseconds; parsing and checking a file that
+# passed the prefilter costs about 1 ms per 10 kB of JSON, 9 ms of Python and 100 ms of YAML (measured with
+# benchmarks/run.py's corpus). Below these, one process is faster.
+MIN_FILES_FOR_POOL = 2
+MIN_BYTES_FOR_POOL = 400_000
+CHUNK_BYTES = 96_000  # files are handed to the workers in chunks of about this size, in order
+
+Progress = Callable[[int], None]
 
 
 def default_jobs() -> int:
@@ -20,28 +40,182 @@ def default_jobs() -> int:
         return max(1, os.cpu_count() or 1)
 
 
-def _strip(result: Any) -> Any:
-    # Parsed documents stay in the worker: only findings travel back.
-    if getattr(result, "document", None) is not None:
-        result.document = None
+def can_fork() -> bool:
+    """Whether a fork pool can be used. Not on Windows (no fork; spawn would re-import everything in every
+    worker and pickle the options) nor on macOS, where forking a process that has loaded system frameworks can
+    crash, which is why Python itself spawns there: those platforms check in one process."""
+    return hasattr(os, "fork") and sys.platform != "darwin"
+
+
+def _fork_context() -> Any:
+    import multiprocessing  # imported only when a pool starts: a short run never pays for it
+
+    try:
+        return multiprocessing.get_context("fork")
+    except ValueError:
+        return None
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# The check run
+# ---------------------------------------------------------------------------------------------------------------
+
+_WORKER_OPTIONS: Any = None  # set before forking; the workers inherit it
+
+
+def check_all(
+    sources: Sequence[SourceFile], options: EngineOptions, jobs: int, progress: Progress | None = None
+) -> list[FileResult]:
+    from precisionlint.engine import FileResult, check_bytes, might_hold_findings, read_source
+    from precisionlint.model import Finding
+
+    tick = progress or _no_progress
+    results: list[FileResult | None] = [None] * len(sources)
+    pool: _Pool | None = None
+    poolable = jobs > 1 and can_fork()
+    pending: list[tuple[int, int]] = []  # (index, size) of files that need parsing, not yet handed out
+    pending_bytes = 0
+    for index, source in enumerate(sources):
+        data = read_source(source, options.limits)
+        if isinstance(data, Finding):
+            results[index] = FileResult(source.display, [data])
+        elif options.prefilter and not might_hold_findings(data, source.format):
+            results[index] = FileResult(source.display, [], skipped=True)
+        elif not poolable:  # no pool can be used: check it now, while its bytes are at hand
+            results[index] = result = check_bytes(source.display, data, source.format, options)
+            result.document = None  # a run keeps findings, not thousands of parsed trees
+        else:
+            pending.append((index, len(data)))
+            pending_bytes += len(data)
+            if pool is None and len(pending) >= MIN_FILES_FOR_POOL and pending_bytes >= MIN_BYTES_FOR_POOL:
+                # Enough work to pay for a pool: start it now, while the rest of the files are still read.
+                context = _fork_context()
+                if context is None:
+                    poolable = False
+                else:
+                    pool = _Pool(sources, options, jobs, context, pending)
+            if pool is not None and pending_bytes >= CHUNK_BYTES:
+                for chunk in _split(pending, CHUNK_BYTES):
+                    pool.submit(chunk)
+                pending, pending_bytes = [], 0
+            continue
+        tick(1)
+
+    if pool is not None:
+        if pending:
+            pool.submit(pending)
+        pending = pool.collect(results, tick)  # what a dead worker left undone, if anything
+    for index, _ in pending:
+        results[index] = _check_one(sources[index], options)
+        tick(1)
+    return results  # type: ignore[return-value]
+
+
+def _no_progress(count: int) -> None:
+    pass
+
+
+def _split(pending: list[tuple[int, int]], size: int) -> list[list[tuple[int, int]]]:
+    """Consecutive runs of about `size` bytes."""
+    chunks: list[list[tuple[int, int]]] = []
+    current: list[tuple[int, int]] = []
+    filled = 0
+    for item in pending:
+        current.append(item)
+        filled += item[1]
+        if filled >= size:
+            chunks.append(current)
+            current, filled = [], 0
+    if current:
+        chunks.append(current)
+    return chunks
+
+
+def _check_one(source: SourceFile, options: EngineOptions) -> FileResult:
+    from precisionlint.engine import check_source
+
+    result = check_source(source, options)
+    result.document = None  # a run keeps findings, not thousands of parsed trees
     return result
 
 
-def _work(args: tuple[Callable[..., Any], Any, Any]) -> Any:
-    func, item, options = args
-    return _strip(func(item, options))
+def _warm_up(sources: Sequence[SourceFile], pending: list[tuple[int, int]], options: EngineOptions) -> None:
+    """Import and exercise, once here, what the workers will need (parsers, rules, script model), so that each
+    forked worker starts with it loaded instead of importing it again."""
+    from precisionlint.engine import EngineOptions as Options
+    from precisionlint.engine import check_bytes
+
+    samples = {
+        "toml": b'[trainer]\nprecision = "bf16-mixed"\n',
+        "yaml": b"trainer:\n  precision: bf16-mixed\n",
+        "json": b'{"bf16": {"enabled": true}}\n',
+        "python": b"import torch\nwith torch.autocast('cuda', dtype=torch.bfloat16):\n    y = model(x).half()\n",
+    }
+    quiet = Options(rules=options.rules, gpus=options.gpus, limits=options.limits, prefilter=False)
+    for fmt in sorted({sources[index].format for index, _ in pending}):
+        sample = samples.get(fmt)
+        if sample is not None:
+            check_bytes(f"warm-up.{fmt}", sample, fmt, quiet)  # type: ignore[arg-type]
 
 
-def map_ordered(func: Callable[[T, Any], R], items: Sequence[T], options: Any, jobs: int) -> list[R]:
-    if jobs <= 1 or len(items) < MIN_FILES_FOR_POOL:
-        return [func(item, options) for item in items]
-    import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor
+def _init_worker() -> None:
+    import signal
 
-    try:
-        context = multiprocessing.get_context("fork")
-    except ValueError:  # no fork on this platform
-        return [func(item, options) for item in items]
-    chunksize = max(8, len(items) // (jobs * 8))
-    with ProcessPoolExecutor(max_workers=jobs, mp_context=context) as pool:
-        return list(pool.map(_work, [(func, item, options) for item in items], chunksize=chunksize))
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def _work(chunk: list[tuple[int, SourceFile]]) -> list[tuple[int, FileResult]]:
+    out = []
+    for index, source in chunk:
+        out.append((index, _check_one(source, _WORKER_OPTIONS)))  # findings travel back, not parsed trees
+    return out
+
+
+class _Pool:
+    """A fork pool fed with chunks of files as the parent finds them."""
+
+    def __init__(
+        self, sources: Sequence[SourceFile], options: EngineOptions, jobs: int, context: Any,
+        first: list[tuple[int, int]],
+    ) -> None:
+        global _WORKER_OPTIONS
+        from concurrent.futures import ProcessPoolExecutor
+
+        self.sources = sources
+        self.options = options
+        _warm_up(sources, first, options)
+        _WORKER_OPTIONS = options  # inherited by the workers, which fork at the first submit
+        self.executor = ProcessPoolExecutor(max_workers=jobs, mp_context=context, initializer=_init_worker)
+        self.futures: list[Any] = []
+        self.chunks: list[list[int]] = []
+
+    def submit(self, pending: list[tuple[int, int]]) -> None:
+        indices = [index for index, _ in pending]
+        try:
+            self.futures.append(self.executor.submit(_work, [(index, self.sources[index]) for index in indices]))
+        except Exception:  # a broken pool: these are checked in this process by collect()'s caller
+            self.futures.append(None)
+        self.chunks.append(indices)
+
+    def collect(self, results: list[FileResult | None], tick: Progress) -> list[tuple[int, int]]:
+        """Wait for every chunk; put each result at its place. Returns the files a dead worker left undone."""
+        global _WORKER_OPTIONS
+        from concurrent.futures import as_completed
+        from concurrent.futures.process import BrokenProcessPool
+
+        try:
+            for future in as_completed([f for f in self.futures if f is not None]):
+                try:
+                    done = future.result()
+                except BrokenProcessPool:
+                    continue  # a worker died (killed, out of memory): its files are redone below
+                for index, result in done:
+                    results[index] = result
+                    tick(1)
+        except BaseException:  # KeyboardInterrupt: stop now, do not work through the queue
+            self.executor.shutdown(wait=False, cancel_futures=True)
+            raise
+        finally:
+            _WORKER_OPTIONS = None
+        self.executor.shutdown(wait=True, cancel_futures=True)
+        return [(index, 0) for chunk in self.chunks for index in chunk if results[index] is None]

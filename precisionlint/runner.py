@@ -56,21 +56,27 @@ def run_check(request: RunRequest) -> RunOutcome:
     from precisionlint.discover import discover
     from precisionlint.engine import EngineOptions, check_sources
     from precisionlint.parallel import default_jobs
+    from precisionlint.progress import progress_for
     from precisionlint.sources import Limits
 
     config = request.config
     gpus = _targets(request.gpu_names)
     found = discover(request.paths, config.root, config.exclude, config.respect_gitignore, request.force_exclude)
-    errors = [f"{path}: no such file or directory" for path in found.missing]
+    errors = [f"{path}: no such file or directory" for path in found.missing] + found.errors
+    validate_per_file_ignores(config)  # before the run: a typo must not cost a full check first
     options = EngineOptions(
         rules=request.rules,
         gpus=gpus,
-        limits=Limits(max_file_size=config.max_file_size, max_nodes=config.max_nodes),
+        limits=Limits(
+            max_file_size=config.max_file_size,
+            max_nodes=config.max_nodes,
+            max_depth=config.max_depth,
+            max_parse_time=config.max_parse_time,
+        ),
     )
     jobs = request.jobs or default_jobs()
-    results = check_sources(found.files, options, jobs)
-
-    validate_per_file_ignores(config)
+    with progress_for(len(found.files), enabled=request.progress) as bar:
+        results = check_sources(found.files, options, jobs, progress=bar.advance)
     findings: list[Finding] = []
     internal = False
     for source, result in zip(found.files, results, strict=True):

@@ -18,7 +18,9 @@ def _never(_ctx: object) -> Iterable[Finding]:
 PARSE_ERROR_DOC = """\
 ## What it does
 Reports a file that cannot be parsed as TOML, YAML, JSON or Python, or that is not valid UTF-8, with the
-parser's own line and column.
+parser's own line and column. A key that appears twice in one table or mapping is reported too: TOML and YAML
+forbid it, and in JSON, where the grammar allows it, DeepSpeed rejects such a config while Python's `json`
+silently keeps the last value.
 
 ## Why is this bad?
 A configuration that does not parse will stop the training job at start-up (or, worse, a tool that reads it
@@ -71,7 +73,8 @@ LIMIT_DOC = """\
 ## What it does
 Reports a file that was skipped because it exceeds one of the per-file limits: its size (`max-file-size`,
 default 10 MB), the nodes walked in its tree (`max-nodes`, default 1,000,000, which stops YAML alias bombs),
-or its nesting depth.
+its nesting depth (`max-depth`, default 200 levels of a config; Python code as deep as the interpreter can
+parse), or the CPU time spent on it (`max-parse-time`, default 10 seconds, POSIX only).
 
 ## Why is this bad?
 Training configurations are small. A file over these limits is generated data, a fixture, or an attack

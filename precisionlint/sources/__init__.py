@@ -42,9 +42,12 @@ class LimitError(Exception):
 
 @dataclass(frozen=True)
 class Limits:
-    max_file_size: int = 10_000_000
-    max_nodes: int = 1_000_000
-    max_depth: int = 200
+    """Per-file limits; exceeding one is a limit-exceeded finding (PL003) and the file is not checked."""
+
+    max_file_size: int = 10_000_000  # bytes
+    max_nodes: int = 1_000_000  # tree nodes built or walked (YAML alias bombs)
+    max_depth: int = 200  # nesting of a config tree
+    max_parse_time: float = 10.0  # CPU seconds to parse and check one file; 0 turns the limit off
 
 
 def load_document(path: str, text: str, fmt: Format, limits: Limits = Limits()) -> Document:

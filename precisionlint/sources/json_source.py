@@ -3,16 +3,23 @@
 The standard library validates and decodes (fast, exact error positions); a small iterative scanner then
 walks the same text once more to record where every key and value starts and ends. It is iterative so that
 deeply nested input cannot exhaust the stack, and it counts nodes against the per-file budget.
+
+Duplicate keys in one object are a parse error (PL001) at the second key, as in TOML and YAML, whose specs
+forbid them. JSON's grammar allows them (RFC 8259 only says names SHOULD be unique), but readers disagree on
+what they mean: DeepSpeed loads its config with a hook that rejects duplicates ("Duplicate keys in DeepSpeed
+config"), while Python's json, which the Transformers Trainer uses, silently keeps the last value. Either way
+the file does not say one thing, so precisionlint says so rather than guess which value a check should see.
 """
 
 from __future__ import annotations
 
 import json
 import re
+from bisect import bisect_right
 
 from precisionlint.model import Document
-from precisionlint.sources import Limits, LimitError, SourceError
-from precisionlint.sources.tree import Entry, Node, NodeBudget, whole_line_range
+from precisionlint.sources import LimitError, Limits, SourceError
+from precisionlint.sources.tree import Entry, Node, NodeBudget, blank_between, whole_line_range
 
 _WS = re.compile(r"[ \t\r\n]*")
 _STRING = re.compile(r'"(?:[^"\\]|\\.)*"', re.DOTALL)
@@ -42,13 +49,14 @@ def _reject_constant(name: str) -> float:
 
 
 class _Frame:
-    __slots__ = ("node", "pending_key", "pending_key_span", "entry_start")
+    __slots__ = ("node", "pending_key", "pending_key_span", "entry_start", "keys")
 
     def __init__(self, node: Node) -> None:
         self.node = node
         self.pending_key: str | None = None
         self.pending_key_span = (0, 0)
         self.entry_start = 0
+        self.keys: set[str] | None = None
 
 
 def _skip(text: str, pos: int) -> int:
@@ -102,7 +110,17 @@ def parse_positions(text: str, budget: NodeBudget) -> Node:
             frame = stack[-1] if stack else None
             if frame is not None and frame.node.kind == "map" and frame.pending_key is None:
                 # A key: the next character is ':'.
-                frame.pending_key = json.loads(match.group())
+                key = json.loads(match.group())
+                if frame.keys is None:
+                    frame.keys = set()
+                if key in frame.keys:
+                    raise SourceError(
+                        f'duplicate key "{_shorten(key)}" in one object: DeepSpeed rejects the file, '
+                        "Python's json keeps the last value",
+                        *_line_col(text, pos),
+                    )
+                frame.keys.add(key)
+                frame.pending_key = key
                 frame.pending_key_span = (pos, end)
                 pos = _skip(text, after + 1)
                 continue
@@ -137,6 +155,15 @@ def _scalar(word: str) -> object:
 def _set_removals(text: str, root: Node, budget: NodeBudget) -> None:
     """Removal range of each object member: its own lines plus the comma that separates it from a neighbour,
     so that deleting the range leaves valid JSON."""
+    starts = [0]  # line starts, so that finding an entry's line is a bisection even in minified JSON
+    newline = text.find("\n")
+    while newline != -1:
+        starts.append(newline + 1)
+        newline = text.find("\n", newline + 1)
+
+    def line_start(pos: int) -> int:  # == text.rfind("\n", 0, pos) + 1
+        return starts[bisect_right(starts, pos) - 1]
+
     todo = [root]
     while todo:
         node = todo.pop()
@@ -152,9 +179,9 @@ def _set_removals(text: str, root: Node, budget: NodeBudget) -> None:
                 # Remove through the comma after this member, up to the next member's line.
                 comma = text.index(",", end)
                 nxt = node.entries[index + 1].key_start
-                line_start = text.rfind("\n", 0, start) + 1
-                if not text[line_start:start].strip() and "\n" in text[comma:nxt]:
-                    entry.removal = (line_start, text.rfind("\n", 0, nxt) + 1)
+                first = line_start(start)
+                if blank_between(text, first, start) and "\n" in text[comma:nxt]:
+                    entry.removal = (first, line_start(nxt))
                 else:
                     entry.removal = (start, nxt)
             elif index > 0:
@@ -164,7 +191,12 @@ def _set_removals(text: str, root: Node, budget: NodeBudget) -> None:
                 entry.removal = (comma, end)
             else:
                 # The only member: its whole lines when it stands alone on them ("{\n}" stays valid JSON).
-                entry.removal = whole_line_range(text, start, end) or (start, end)
+                entry.removal = whole_line_range(text, start, end, starts) or (start, end)
+
+
+def _shorten(key: str) -> str:
+    key = " ".join(key.split())
+    return key if len(key) <= 60 else key[:57] + "..."
 
 
 def _line_col(text: str, pos: int) -> tuple[int, int]:

@@ -11,12 +11,40 @@ import ast
 from precisionlint.model import Document, Span
 
 
+def universal_line_starts(text: str) -> list[int]:
+    """Offsets where each line starts when `\n`, `\r\n` and a lone `\r` all end a line, as Python's tokenizer
+    and YAML 1.2 count lines (Document.line_starts counts `\n` only)."""
+    starts = [0]
+    pos = 0
+    length = len(text)
+    while True:
+        newline = text.find("\n", pos)
+        carriage = text.find("\r", pos, newline if newline != -1 else length)
+        if carriage != -1:
+            pos = carriage + 2 if text.startswith("\r\n", carriage) else carriage + 1
+        elif newline != -1:
+            pos = newline + 1
+        else:
+            return starts
+        starts.append(pos)
+
+
+def use_universal_newlines(document: Document) -> None:
+    """Make the document's lines those its parser counted, for files with old-Mac or mixed line endings, so
+    that parser line numbers index `line_starts` and spans land where the parser saw the node."""
+    if "\r" in document.text:
+        document.__dict__["_line_starts"] = universal_line_starts(document.text)
+
+
 def _char_offset(document: Document, line: int, byte_col: int) -> int:
-    start = document.line_starts[line - 1]
+    starts = document.line_starts
+    if line > len(starts):  # a position past the last line (never for a Document from python_source)
+        return len(document.text)
+    start = starts[max(line, 1) - 1]
     line_text = document.text[start : start + byte_col + 1]
     if line_text.isascii():
-        return start + byte_col
-    encoded = document.text[start : document.line_starts[line] if line < len(document.line_starts) else None]
+        return min(start + byte_col, len(document.text))
+    encoded = document.text[start : starts[line] if line < len(starts) else None]
     return start + len(encoded.encode("utf-8")[:byte_col].decode("utf-8", errors="ignore"))
 
 

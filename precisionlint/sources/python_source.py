@@ -11,7 +11,8 @@ import ast
 import warnings
 
 from precisionlint.model import Document
-from precisionlint.sources import Limits, LimitError, SourceError
+from precisionlint.sources import LimitError, Limits, SourceError
+from precisionlint.sources.positions import use_universal_newlines
 
 
 def load(path: str, text: str, limits: Limits) -> Document:
@@ -23,12 +24,32 @@ def load(path: str, text: str, limits: Limits) -> Document:
     except SyntaxError as exc:
         message = exc.msg or "invalid syntax"
         raise SourceError(f"syntax error: {message}", exc.lineno or 1, exc.offset or 1) from None
-    except (ValueError, MemoryError) as exc:  # e.g. source code string cannot contain null bytes
+    except ValueError as exc:  # e.g. source code string cannot contain null bytes
         raise SourceError(f"cannot parse: {exc}") from None
-    except RecursionError:
+    except (RecursionError, MemoryError):  # CPython's parser reports a too-deep expression as MemoryError
         raise LimitError("nesting too deep to parse") from None
     document = Document(path=path, text=text, format="python", tree=tree)
-    from precisionlint.frameworks import python_settings
+    use_universal_newlines(document)  # ast counts a lone \r as a line end
+    if may_import_a_framework(text):
+        from precisionlint.frameworks import python_settings
 
-    document.settings = python_settings(document)
+        document.settings = python_settings(document)
     return document
+
+
+_FRAMEWORK_MODULES: tuple[str, ...] | None = None
+
+
+def may_import_a_framework(text: str) -> bool:
+    """False only when the file cannot import any module of frameworks.CALLS, so that python_settings() would
+    find no settings: its calls resolve only through `import` statements, and each names its module in the
+    text. Most Python files that pass the prefilter (a `precision` metric, `half = n // 2`) import none of
+    them, and python_settings() walks the whole tree three times to find that out. Identifiers that are not
+    ASCII may be NFKC-normalised by the parser (a fullwidth `ｔｏｒｃｈ` is `torch`), so such files are not
+    ruled out."""
+    global _FRAMEWORK_MODULES
+    if _FRAMEWORK_MODULES is None:
+        from precisionlint.frameworks import CALLS
+
+        _FRAMEWORK_MODULES = tuple(sorted({module for call in CALLS for module in call.modules}))
+    return not text.isascii() or any(module in text for module in _FRAMEWORK_MODULES)

@@ -12,7 +12,7 @@ import re
 from typing import Any
 
 from precisionlint.model import Document
-from precisionlint.sources import Limits, LimitError, SourceError
+from precisionlint.sources import LimitError, Limits, SourceError
 from precisionlint.sources.tree import Entry, Node, NodeBudget, whole_line_range
 
 _BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")
@@ -32,7 +32,8 @@ def load(path: str, text: str, limits: Limits) -> Document:
     except RecursionError:
         raise LimitError("nesting too deep to parse") from None
     except Exception as exc:  # tomlkit raises a few non-ParseError types on odd input
-        raise SourceError(f"invalid TOML: {exc}") from None
+        line, column = _duplicate_position(text, str(exc))
+        raise SourceError(f"invalid TOML: {exc}", line, column) from None
     budget = NodeBudget(limits.max_nodes, limits.max_depth)
     scanner = _Scanner(text)
     scanner.scan()
@@ -42,6 +43,33 @@ def load(path: str, text: str, limits: Limits) -> Document:
 
     document.settings = config_settings(document, root)
     return document
+
+
+_DUPLICATE = re.compile(r'^Key "(.*)" already exists\.$')
+_LINE_KEY = re.compile(r"""[ \t]*(?:"((?:[^"\\]|\\.)*)"|'([^']*)'|([A-Za-z0-9_-]+))[ \t]*[=.]""")
+
+
+def _duplicate_position(text: str, message: str) -> tuple[int, int]:
+    """Where a key repeats within one table, for tomlkit's KeyAlreadyPresent, which carries no position."""
+    match = _DUPLICATE.match(message)
+    if match is None:
+        return 1, 1
+    key = match.group(1)
+    seen = False
+    for number, line in enumerate(text.split("\n"), start=1):
+        if line.lstrip().startswith("["):
+            seen = False  # a new table
+            continue
+        found = _LINE_KEY.match(line)
+        if found is None or key not in found.groups():
+            continue
+        if seen:
+            start = found.start(found.lastindex or 0)
+            if found.lastindex in (1, 2):  # a quoted key: point at its opening quote
+                start -= 1
+            return number, start + 1
+        seen = True
+    return 1, 1
 
 
 # key path -> (key_start, key_end, value_start, value_end, removal)

@@ -6,6 +6,8 @@ spellings to canonical settings once, whatever the format. Offsets are character
 
 from __future__ import annotations
 
+import re
+from bisect import bisect_right
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -60,15 +62,37 @@ class NodeBudget:
             raise LimitError(f"nesting deeper than {self.max_depth} levels (max-depth)")
 
 
-def whole_line_range(text: str, start: int, end: int) -> tuple[int, int] | None:
+_NONBLANK = re.compile(r"\S")
+
+
+def blank_between(text: str, start: int, end: int) -> bool:
+    """`not text[start:end].strip()`, without copying the slice (a long single line makes copies quadratic)."""
+    return _NONBLANK.search(text, start, end) is None
+
+
+def whole_line_range(
+    text: str, start: int, end: int, line_starts: list[int] | None = None
+) -> tuple[int, int] | None:
     """Extend [start, end) to whole lines when only whitespace precedes it on its first line and only
-    whitespace or a comment follows it on its last line; None otherwise."""
-    line_start = text.rfind("\n", 0, start) + 1
-    if text[line_start:start].strip():
+    whitespace or a comment follows it on its last line; None otherwise.
+
+    `line_starts` (offsets after each "\n", from 0) makes finding the line's ends a bisection instead of a
+    scan; with the slices avoided too, a long single line (minified JSON) costs no quadratic time."""
+    if line_starts is None:
+        line_start = text.rfind("\n", 0, start) + 1
+    else:
+        line_start = line_starts[bisect_right(line_starts, start) - 1]
+    if not blank_between(text, line_start, start):
         return None
-    line_end = text.find("\n", end)
-    tail = text[end : len(text) if line_end == -1 else line_end]
-    stripped = tail.strip()
-    if stripped and not stripped.startswith("#") and stripped != ",":
-        return None
+    if line_starts is None:
+        line_end = text.find("\n", end)
+    else:  # the first "\n" at or after `end` is the one before the first line start after `end`
+        following = bisect_right(line_starts, end)
+        line_end = line_starts[following] - 1 if following < len(line_starts) else -1
+    stop = len(text) if line_end == -1 else line_end
+    # What follows on the last line: nothing, a comment, or a lone separating comma.
+    first = _NONBLANK.search(text, end, stop)
+    if first is not None and first.group() != "#":
+        if first.group() != "," or not blank_between(text, first.end(), stop):
+            return None
     return line_start, len(text) if line_end == -1 else line_end + 1

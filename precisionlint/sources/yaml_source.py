@@ -8,11 +8,82 @@ and expands each shared mapping or sequence once.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from precisionlint.model import Document
-from precisionlint.sources import Limits, LimitError, SourceError
+from precisionlint.sources import LimitError, Limits, SourceError
+from precisionlint.sources.positions import universal_line_starts
 from precisionlint.sources.tree import Entry, Node, NodeBudget, whole_line_range
+
+_CONSTRUCTOR: Any = None
+
+
+def _constructor() -> Any:
+    """ruamel's round-trip constructor, with duplicate-key errors that name the key only: ruamel's own message
+    prints both values with str(), which for an alias bomb ("billion laughs") expands every alias and takes
+    exponential time and memory."""
+    global _CONSTRUCTOR
+    if _CONSTRUCTOR is None:
+        from ruamel.yaml.constructor import DuplicateKeyError, RoundTripConstructor
+
+        class Constructor(RoundTripConstructor):  # type: ignore[misc]
+            def construct_document(self, node: Any) -> Any:
+                _refuse_nested_collection_keys(node)
+                return super().construct_document(node)
+
+            def check_mapping_key(self, node: Any, key_node: Any, mapping: Any, key: Any, value: Any) -> bool:
+                if key in mapping:
+                    raise DuplicateKeyError(
+                        "while constructing a mapping", node.start_mark,
+                        f"found duplicate key {_describe_key(key)}", key_node.start_mark,
+                    )
+                return True
+
+            def check_set_key(self, node: Any, key_node: Any, setting: Any, key: Any) -> None:
+                if key in setting:
+                    raise DuplicateKeyError(
+                        "while constructing a set", node.start_mark,
+                        f"found duplicate key {_describe_key(key)}", key_node.start_mark,
+                    )
+
+        _CONSTRUCTOR = Constructor
+    return _CONSTRUCTOR
+
+
+def _refuse_nested_collection_keys(root: Any) -> None:
+    """A mapping key that is itself a collection holding another such key (`{{{a: 1}: 2}: 3}`): ruamel's
+    round-trip constructor rebuilds and rehashes key mappings at every level, which takes exponential time
+    (sixteen levels, 29 bytes: a minute). Configs never need it; the composed node graph says so at once."""
+    from ruamel.yaml.nodes import MappingNode, SequenceNode
+
+    stack: list[tuple[Any, bool]] = [(root, False)]
+    seen: set[tuple[int, bool]] = set()
+    while stack:
+        node, inside_key = stack.pop()
+        if (id(node), inside_key) in seen:
+            continue  # an alias of a node already looked at
+        seen.add((id(node), inside_key))
+        if isinstance(node, MappingNode):
+            for key, value in node.value:
+                if isinstance(key, (MappingNode, SequenceNode)):
+                    if inside_key:
+                        mark = key.start_mark
+                        raise LimitError(
+                            f"a collection used as a mapping key inside another such key (line {mark.line + 1}): "
+                            "loading it takes exponential time"
+                        )
+                    stack.append((key, True))
+                stack.append((value, inside_key))
+        elif isinstance(node, SequenceNode):
+            stack.extend((item, inside_key) for item in node.value)
+
+
+def _describe_key(key: Any) -> str:
+    if isinstance(key, (str, int, float, bool)) or key is None:
+        shown = f'"{key}"'
+        return shown if len(shown) <= 80 else shown[:76] + '..."'
+    return f"(a {type(key).__name__})"
 
 
 def _yaml() -> Any:
@@ -20,14 +91,45 @@ def _yaml() -> Any:
 
     yaml = YAML(typ="rt", pure=True)
     yaml.allow_duplicate_keys = False
+    yaml.Constructor = _constructor()
     return yaml
 
 
+def _flow_too_deep(text: str, max_depth: int) -> bool:
+    """A line whose flow collections ([...] / {...}) nest deeper than `max_depth`. ruamel's scanner is quadratic
+    in the nesting of one line (up to its 1024-character simple-key window) before it ends in RecursionError,
+    so such a line would cost seconds to reject; counting brackets outside quotes rejects it at once."""
+    if text.count("[") + text.count("{") <= max_depth:
+        return False
+    for line in text.splitlines():
+        if line.count("[") + line.count("{") <= max_depth:
+            continue
+        depth = 0
+        for match in _FLOW_TOKENS.finditer(line):
+            token = match.group()
+            if token in "[{":
+                depth += 1
+                if depth > max_depth:
+                    return True
+            elif token in "]}":
+                depth = max(depth - 1, 0)
+            elif token.lstrip().startswith("#"):
+                break
+    return False
+
+
 def load(path: str, text: str, limits: Limits) -> Document:
+    import warnings
+
     from ruamel.yaml.error import MarkedYAMLError, YAMLError
 
+    if _flow_too_deep(text, limits.max_depth):
+        raise LimitError(f"nesting deeper than {limits.max_depth} levels (max-depth)")
     try:
-        documents = list(_yaml().load_all(text))
+        with warnings.catch_warnings():
+            # ruamel warns (on stderr) about reused anchors and the like: the run's output is the findings.
+            warnings.simplefilter("ignore")
+            documents = list(_yaml().load_all(text))
     except MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line, column = (mark.line + 1, mark.column + 1) if mark is not None else (1, 1)
@@ -35,16 +137,21 @@ def load(path: str, text: str, limits: Limits) -> Document:
         raise SourceError(f"invalid YAML: {_one_line(problem)}", line, column) from None
     except RecursionError:
         raise LimitError("nesting too deep to parse") from None
+    except LimitError:
+        raise
     except YAMLError as exc:
         raise SourceError(f"invalid YAML: {_one_line(str(exc))}") from None
     except Exception as exc:  # ruamel raises assorted errors (e.g. on some tag or encoding oddities)
         raise SourceError(f"invalid YAML: {_one_line(str(exc)) or type(exc).__name__}") from None
 
-    starts = _line_starts(text)
+    # ruamel (YAML 1.2) counts a lone \r as a line end, as Python does; the walker's offsets and the
+    # document's spans must count lines the same way.
+    starts = universal_line_starts(text) if "\r" in text else _line_starts(text)
     budget = NodeBudget(limits.max_nodes, limits.max_depth)
     walker = _Walker(text, starts, budget)
     roots = [walker.convert(doc, 0, (0, 0)) for doc in documents]
     document = Document(path=path, text=text, format="yaml", tree=roots)
+    document.__dict__["_line_starts"] = starts
     from precisionlint.frameworks import config_settings
 
     settings = []
@@ -52,6 +159,10 @@ def load(path: str, text: str, limits: Limits) -> Document:
         settings.extend(config_settings(document, root))
     document.settings = settings
     return document
+
+
+# Double-quoted and single-quoted scalars, a comment (after whitespace), or a flow bracket.
+_FLOW_TOKENS = re.compile(r""""(?:[^"\\]|\\.)*"|'[^']*'|(?:^|\s)#|[\[\]{}]""")
 
 
 def _one_line(text: str) -> str:
@@ -100,7 +211,8 @@ class _Walker:
                 child = self.convert(value[key], depth + 1, (v_start, v_start), is_flow)
                 k_end = self._scalar_end(k_start, is_flow, key=True)
                 entry = Entry(str(key), k_start, k_end, child)
-                if not is_flow and child.kind == "scalar":
+                # An alias's value position is where its anchor is (before the key): no clean removal there.
+                if not is_flow and child.kind == "scalar" and child.start >= k_end:
                     entry.removal = whole_line_range(self.text, k_start, child.end)
                 node.entries.append(entry)
             return node

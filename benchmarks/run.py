@@ -1,0 +1,214 @@
+"""Benchmark `precisionlint check` against plain Python, in one run on this machine.
+
+    python benchmarks/run.py            # build the corpus (once), measure, print a table
+    python benchmarks/run.py --strict   # ... and exit 1 if a target is missed
+
+Measured, each as a subprocess (what a user or pre-commit runs):
+
+  whole tree   `precisionlint check .` on a generated repository (thousands of Python files, hundreds of
+               configs) vs a baseline that only reads and ast.parses every Python file of it (a small script in
+               its own process, one core)                                       target: <= 0.5x
+  one file     `precisionlint check one.toml` vs `python -c pass`               target: <= 2x
+  memory       peak RSS of the whole-tree check (the largest of its processes)  target: < 200 MB
+
+Times are medians of several runs. The corpus is deterministic and lives in benchmarks/corpus/ (gitignored;
+it carries its own pyproject.toml, so the enclosing project's settings do not apply). Bytecode is compiled
+first and the children run with PYTHONDONTWRITEBYTECODE unset: an installed package has its .pyc files, and
+timing a recompilation on every start would measure the wrong thing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+sys.path.insert(0, str(HERE))
+
+from corpus_gen import build  # noqa: E402
+
+BASELINE = r"""
+import ast, os, sys, warnings
+warnings.simplefilter("ignore")
+count = 0
+for folder, dirs, files in os.walk(sys.argv[1]):
+    dirs.sort()
+    for name in sorted(files):
+        if name.endswith(".py"):
+            with open(os.path.join(folder, name), "rb") as handle:
+                ast.parse(handle.read())
+            count += 1
+print(count)
+"""
+
+TARGET_TREE = 0.5
+TARGET_ONE = 2.0
+TARGET_MEMORY_MB = 200.0
+
+
+def _env() -> dict[str, str]:
+    env = dict(os.environ)
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    env["PYTHONPATH"] = str(ROOT) + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    env["NO_COLOR"] = "1"
+    return env
+
+
+def _run(cmd: list[str], cwd: Path, ok: tuple[int, ...] = (0, 1)) -> tuple[float, float, int]:
+    """Wall seconds, peak RSS in MB (the largest of the child and its descendants), exit code."""
+    start = time.perf_counter()
+    proc = subprocess.Popen(cmd, cwd=cwd, env=_env(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    _, status, usage = os.wait4(proc.pid, 0)
+    elapsed = time.perf_counter() - start
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    stderr = proc.stderr.read().decode(errors="replace") if proc.stderr else ""
+    if proc.stderr:
+        proc.stderr.close()
+    if proc.returncode not in ok:
+        raise SystemExit(f"{' '.join(cmd)} failed with exit code {proc.returncode}:\n{stderr}")
+    return elapsed, usage.ru_maxrss / 1024.0, proc.returncode
+
+
+def _median(
+    cmd: list[str], cwd: Path, runs: int, warmup: int = 1, ok: tuple[int, ...] = (0, 1)
+) -> tuple[float, float, list[float]]:
+    for _ in range(warmup):
+        _run(cmd, cwd, ok)
+    times, peaks = [], []
+    for _ in range(runs):
+        elapsed, peak, _ = _run(cmd, cwd, ok)
+        times.append(elapsed)
+        peaks.append(peak)
+    return statistics.median(times), max(peaks), times
+
+
+def _print_imports(cmd: list[str], cwd: Path, top: int = 25) -> None:
+    """The costliest imports of one run after the interpreter's own start-up (site), by cumulative time, at
+    most two levels deep (python -X importtime)."""
+    result = subprocess.run(cmd, cwd=cwd, env=_env(), capture_output=True, text=True, check=False)
+    lines = [line for line in result.stderr.splitlines() if line.startswith("import time:") and "|" in line]
+    after_site = next((i + 1 for i, line in enumerate(lines) if line.rsplit("|", 1)[1] == " site"), 0)
+    rows = []
+    for line in lines[after_site:]:
+        self_us, cumulative_us, name_part = line.split(":", 1)[1].split("|")
+        name = name_part.strip()
+        depth = (len(name_part) - len(name_part.lstrip()) - 1) // 2
+        if depth <= 1:
+            rows.append((int(cumulative_us), int(self_us), depth, name))
+    total = sum(cumulative for cumulative, _, depth, _ in rows if depth == 0)
+    print(f"\nimports of `check one.toml` after the interpreter's start-up: {total / 1000:.1f} ms "
+          "(python -X importtime, which inflates them; modules loaded through importlib, like the rule modules "
+          "themselves, are not listed)")
+    for cumulative, own, depth, name in sorted(rows, reverse=True)[:top]:
+        print(f"  {cumulative / 1000:7.1f} ms  (self {own / 1000:5.1f})  {'  ' * depth}{name}")
+
+
+def _entry_point() -> list[str] | None:
+    """The installed console script (what users and pre-commit run), if this interpreter has one."""
+    candidate = Path(sys.executable).parent / "precisionlint"
+    if candidate.exists():
+        return [str(candidate)]
+    found = shutil.which("precisionlint")
+    return [found] if found else None
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--corpus", type=Path, default=HERE / "corpus", help="where to build the corpus")
+    parser.add_argument("--python-files", type=int, default=3000)
+    parser.add_argument("--config-files", type=int, default=300)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--runs", type=int, default=5, help="runs of the whole-tree measurements")
+    parser.add_argument("--startup-runs", type=int, default=15, help="runs of the single-file measurements")
+    parser.add_argument("--jobs", type=int, default=None, help="pass --jobs to check (default: all cores)")
+    parser.add_argument("--strict", action="store_true", help="exit 1 if a target is missed")
+    parser.add_argument("--imports", action="store_true",
+                        help="also list what `check one.toml` spends its start-up on (python -X importtime)")
+    args = parser.parse_args(argv)
+
+    python = sys.executable
+    subprocess.run([python, "-m", "compileall", "-q", str(ROOT / "precisionlint")], check=True, env=_env())
+    started = time.perf_counter()
+    description = build(args.corpus.resolve(), args.python_files, args.config_files, args.seed)
+    built = time.perf_counter() - started
+    corpus = args.corpus.resolve()
+    counts = description["counts"]
+
+    module_cmd = [python, "-m", "precisionlint"]
+    script_cmd = _entry_point()
+    user_cmd = script_cmd or module_cmd
+    jobs = ["--jobs", str(args.jobs)] if args.jobs else []
+    check_tree = [*user_cmd, "check", "--no-progress", "--exit-zero", *jobs, "."]
+
+    print(f"precisionlint benchmark — Python {platform.python_version()} on {platform.machine()}, "
+          f"{os.cpu_count()} cores ({len(os.sched_getaffinity(0)) if hasattr(os, 'sched_getaffinity') else '?'} "
+          f"usable)")
+    print(f"corpus: {corpus} ({counts['python']} Python files, of which {counts['training']} training scripts and "
+          f"{counts['incidental']} with an incidental keyword; {counts['yaml']} YAML, {counts['toml']} TOML, "
+          f"{counts['json']} JSON configs, {counts['with_precision']} with precision settings; "
+          f"{description['bytes'] / 1e6:.1f} MB; {'built' if built > 0.5 else 'reused'} in {built:.1f} s)")
+    print(f"check command: {' '.join(Path(c).name if i == 0 else c for i, c in enumerate(check_tree))}")
+    print()
+
+    baseline_t, baseline_mem, _ = _median([python, "-c", BASELINE, "."], corpus, args.runs, ok=(0,))
+    tree_t, tree_mem, tree_runs = _median(check_tree, corpus, args.runs)
+    pass_t, _, _ = _median([python, "-c", "pass"], corpus, args.startup_runs, warmup=2, ok=(0,))
+    one_t, one_mem, _ = _median([*user_cmd, "check", "--no-progress", "one.toml"], corpus, args.startup_runs, 2)
+    rows = []
+    if script_cmd:
+        module_t, _, _ = _median([*module_cmd, "check", "--no-progress", "one.toml"], corpus, args.startup_runs, 2)
+    else:
+        module_t = one_t
+
+    tree_ratio = tree_t / baseline_t
+    one_ratio = one_t / pass_t
+    rows = [
+        ("read + ast.parse every .py (baseline)", f"{baseline_t * 1000:8.0f} ms", f"{baseline_mem:6.0f} MB", "", ""),
+        ("check . (whole tree)", f"{tree_t * 1000:8.0f} ms", f"{tree_mem:6.0f} MB",
+         f"{tree_ratio:5.2f}x baseline", f"<= {TARGET_TREE}x"),
+        ("python -c pass", f"{pass_t * 1000:8.1f} ms", "", "", ""),
+        (f"check one.toml ({'console script' if script_cmd else 'python -m'})", f"{one_t * 1000:8.1f} ms",
+         f"{one_mem:6.0f} MB", f"{one_ratio:5.2f}x python", f"<= {TARGET_ONE}x"),
+    ]
+    if script_cmd:
+        rows.append(("check one.toml (python -m precisionlint)", f"{module_t * 1000:8.1f} ms", "",
+                     f"{module_t / pass_t:5.2f}x python", "(info)"))
+    rows.append(("peak memory, whole tree (largest process)", "", f"{tree_mem:6.0f} MB", "",
+                 f"< {TARGET_MEMORY_MB:.0f} MB"))
+
+    results = {
+        "whole tree": tree_ratio <= TARGET_TREE,
+        "one file": one_ratio <= TARGET_ONE,
+        "memory": tree_mem < TARGET_MEMORY_MB,
+    }
+    verdicts = ["", "PASS" if results["whole tree"] else "FAIL", "", "PASS" if results["one file"] else "FAIL"]
+    if script_cmd:
+        verdicts.append("")
+    verdicts.append("PASS" if results["memory"] else "FAIL")
+
+    header = ("measurement", "median", "peak RSS", "ratio", "target", "")
+    widths = [max(len(str(r[i])) for r in [*rows, header]) for i in range(5)]
+    print("  ".join(str(h).ljust(w) for h, w in zip(header, widths, strict=False)) + "  result")
+    print("  ".join("-" * w for w in widths) + "  ------")
+    for row, verdict in zip(rows, verdicts, strict=True):
+        print("  ".join(str(c).ljust(w) for c, w in zip(row, widths, strict=False)) + f"  {verdict}")
+    print()
+    print(f"whole-tree runs (s): {', '.join(f'{t:.3f}' for t in tree_runs)}")
+    if args.imports:
+        _print_imports([python, "-X", "importtime", "-m", "precisionlint", "check", "--no-progress", "one.toml"],
+                       corpus)
+    failed = [name for name, ok in results.items() if not ok]
+    print("all targets met" if not failed else f"targets missed: {', '.join(failed)}")
+    return 1 if failed and args.strict else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

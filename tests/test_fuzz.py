@@ -1,0 +1,260 @@
+"""Fuzzing every loader and the whole check pipeline with hypothesis.
+
+Inputs: random bytes, random Unicode, and realistic seeds (a Lightning YAML, a [trainer_config] TOML, a
+DeepSpeed JSON, a training loop, and every case file of the rule book) truncated, spliced, mutated with the
+characters each format's grammar turns on, and given mixed line endings.
+
+Properties: a loader raises only SourceError or LimitError; check_bytes never raises and never reports an
+internal error (PL009); spans are inside the file; the result does not depend on the run; the prefilter never
+skips a file that holds a finding. Bounded: a few seconds in all (max_examples, no deadline). For a long
+run before a release: PRECISIONLINT_FUZZ_EXAMPLES=20000 pytest tests/test_fuzz.py
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from precisionlint.checks import all_rules
+from precisionlint.engine import EngineOptions, _decode, check_bytes, might_hold_findings
+from precisionlint.hardware import resolve_targets
+from precisionlint.sources import LimitError, Limits, SourceError, format_of, load_document
+
+ROOT = Path(__file__).resolve().parent.parent
+FORMATS = ("toml", "yaml", "json", "python")
+
+SEEDS: dict[str, list[bytes]] = {
+    "yaml": [
+        b"""# Lightning CLI config
+seed_everything: 42
+trainer:
+  accelerator: gpu
+  devices: 8
+  strategy: ddp
+  precision: 16-mixed   # precisionlint: ignore[legacy-precision-value]
+  max_epochs: 10
+  plugins:
+    - &amp {precision: bf16-mixed}
+    - *amp
+model:
+  class_path: my.Model
+  init_args: {lr: 3.0e-4, betas: [0.9, 0.999]}
+data: !!python/object/apply:os.system ["true"]
+""",
+        b"compute_environment: LOCAL_MACHINE\nmixed_precision: fp16\nnum_processes: 8\n---\nbf16: true\nfp16: true\n",
+    ],
+    "toml": [
+        b"""[trainer_config]
+precision = "16"            # legacy
+max_epochs = 10
+tf32_matmul_precision = 'high'
+devices = [0, 1, 2, 3]
+
+[trainer_config.amp]
+enabled = true
+loss_scale = 128.0
+
+[[trainer_config.callbacks]]
+name = "ckpt"
+dtype = { name = "bfloat16", bits = 16 }
+""",
+    ],
+    "json": [
+        b"""{
+  "train_batch_size": 256,
+  "fp16": {"enabled": true, "loss_scale": 0, "initial_scale_power": 16},
+  "bf16": {"enabled": "auto"},
+  "amp": {"enabled": false, "opt_level": "O1"},
+  "zero_optimization": {"stage": 3, "offload_param": {"device": "cpu"}},
+  "optimizer": {"type": "AdamW", "params": {"lr": 1e-4, "eps": 1e-8, "betas": [0.9, 0.95]}}
+}
+""",
+    ],
+    "python": [
+        b"""import torch
+import torch.nn.functional as F
+from torch.cuda.amp import GradScaler, autocast
+from transformers import TrainingArguments
+import lightning as L
+
+torch.backends.cuda.matmul.allow_tf32 = True
+args = TrainingArguments(output_dir="out", fp16=True, bf16=True)
+trainer = L.Trainer(precision=16)
+
+
+def train(model, loader, optimizer, scaler=GradScaler()):
+    model = model.half()
+    for step, (x, y) in enumerate(loader):
+        with torch.autocast("cuda", dtype=torch.float16):
+            loss = F.binary_cross_entropy(model(x).sigmoid(), y)
+        scaler.scale(loss).backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        scaler.step(optimizer)
+        scaler.update()
+    opt = torch.optim.Adam(model.parameters(), eps=1e-8)
+    with autocast():
+        return model(x).float()
+""",
+    ],
+}
+for _path in sorted(ROOT.glob("rules/*/*")):
+    _fmt = format_of(_path.name.removesuffix(".fixed"))
+    if _fmt is not None and _path.is_file():
+        SEEDS[_fmt].append(_path.read_bytes())
+
+# Characters each grammar turns on, and troublemakers for decoders and position arithmetic.
+TOKENS = [
+    b"{", b"}", b"[", b"]", b"(", b")", b":", b",", b"=", b"'", b'"', b'"""', b"#", b"\\", b"-", b"- ", b"? ",
+    b"&a ", b"*a", b"<<: *a\n", b"!!python/object/apply:os.system", b"!!binary", b"|\n", b">-\n", b"---\n",
+    b"...\n", b"%YAML 1.1\n", b"[[x]]\n", b"a.b.c = 1\n", b"\t", b" ", b"    ", b"\n", b"\r\n", b"\r", b"\x00",
+    b"\xff", b"\xc3", b"\xe2\x80\xa8", b"\xef\xbb\xbf", "é".encode(), "𝛼".encode(), b"\\u0000", b"\\ud800",
+    b"1e999", b"NaN", b"-Infinity", b"0x1F", b"1979-05-27T07:32:00Z", b"true", b"null", b"~", b"precision",
+    b"fp16", b"bf16", b"16-mixed", b"bf16-mixed", b"autocast", b"GradScaler", b".half()", b"lambda: 0",
+    b"async def f():\n    await x\n", b"with torch.autocast('cuda'):\n", b"scaler.scale(loss).backward()\n",
+]
+
+RULES = all_rules()
+OPTIONS = EngineOptions(rules=RULES, gpus=resolve_targets(["V100", "A100", "H100"]))
+UNFILTERED = EngineOptions(rules=RULES, gpus=OPTIONS.gpus, prefilter=False)
+_SCALE = int(os.environ.get("PRECISIONLINT_FUZZ_EXAMPLES", "0"))
+
+
+def budget(examples: int) -> settings:
+    return settings(max_examples=_SCALE or examples, deadline=None, suppress_health_check=list(HealthCheck))
+
+
+@st.composite
+def mutated(draw: st.DrawFn) -> tuple[str, bytes]:
+    fmt = draw(st.sampled_from(FORMATS))
+    data = bytearray(draw(st.sampled_from(SEEDS[fmt])))
+    for _ in range(draw(st.integers(1, 6))):
+        op = draw(st.integers(0, 6))
+        pos = draw(st.integers(0, len(data)))
+        if op == 0:  # truncate
+            del data[pos:]
+        elif op == 1:  # delete a run
+            del data[pos : pos + draw(st.integers(1, 12))]
+        elif op == 2:  # insert a grammar token
+            data[pos:pos] = draw(st.sampled_from(TOKENS))
+        elif op == 3 and data:  # flip a byte
+            data[min(pos, len(data) - 1)] = draw(st.integers(0, 255))
+        elif op == 4:  # duplicate a slice (repeated keys, unbalanced nesting)
+            start = draw(st.integers(0, len(data)))
+            data[pos:pos] = data[start : start + draw(st.integers(1, 40))] * draw(st.integers(1, 3))
+        elif op == 5:  # mixed line endings
+            ending = draw(st.sampled_from([b"\r\n", b"\r", b"\n\n", b"\n\t"]))
+            data = bytearray(bytes(data).replace(b"\n", ending, draw(st.integers(1, 4))))
+        else:  # random Unicode
+            data[pos:pos] = draw(st.text(max_size=8)).encode("utf-8", "surrogatepass")
+    return fmt, bytes(data)
+
+
+def assert_sane(fmt: str, data: bytes, options: EngineOptions = OPTIONS) -> None:
+    result = check_bytes(f"fuzz.{fmt}", data, fmt, options)  # type: ignore[arg-type]
+    internal = [f.message for f in result.findings if f.code == "PL009"]
+    assert not internal, internal
+    assert not result.internal_error
+    lines = data.count(b"\n") + data.count(b"\r") + 1
+    for finding in result.findings:
+        assert 1 <= finding.span.line <= lines + 1, finding
+        assert finding.span.column >= 1, finding
+        assert "\n" not in finding.message, finding
+    if result.document is not None and result.findings:
+        # The same bytes give the same findings: nothing depends on state left by an earlier file.
+        again = check_bytes(f"fuzz.{fmt}", data, fmt, options)  # type: ignore[arg-type]
+        assert [f.to_json() for f in again.findings] == [f.to_json() for f in result.findings]
+
+
+def assert_loader_contract(fmt: str, data: bytes) -> None:
+    try:
+        text = _decode(data, "fuzz")
+    except SourceError:
+        return
+    try:
+        document = load_document("fuzz", text, fmt, Limits())  # type: ignore[arg-type]
+    except (SourceError, LimitError):
+        return
+    assert document.text == text
+    for setting in document.settings:
+        start, end = setting.value_offsets
+        assert 0 <= start <= end <= len(text), setting
+
+
+@budget(300)
+@given(mutated())
+def test_mutated_seeds_through_the_whole_pipeline(case: tuple[str, bytes]) -> None:
+    assert_sane(*case)
+
+
+@budget(300)
+@given(mutated())
+def test_mutated_seeds_through_each_loader(case: tuple[str, bytes]) -> None:
+    assert_loader_contract(*case)
+
+
+@budget(200)
+@given(st.sampled_from(FORMATS), st.binary(max_size=400))
+def test_random_bytes(fmt: str, data: bytes) -> None:
+    assert_sane(fmt, data, UNFILTERED)
+    assert_loader_contract(fmt, data)
+
+
+@budget(200)
+@given(st.sampled_from(FORMATS), st.text(max_size=300))
+def test_random_unicode(fmt: str, text: str) -> None:
+    data = text.encode("utf-8", "surrogatepass")
+    assert_sane(fmt, data, UNFILTERED)
+    assert_loader_contract(fmt, data)
+
+
+@budget(200)
+@given(mutated())
+def test_prefilter_never_hides_a_finding(case: tuple[str, bytes]) -> None:
+    fmt, data = case
+    if might_hold_findings(data, fmt):  # type: ignore[arg-type]
+        return
+    findings = check_bytes(f"fuzz.{fmt}", data, fmt, UNFILTERED).findings  # type: ignore[arg-type]
+    assert [f for f in findings if not f.code.startswith("PL00")] == []
+
+
+@budget(40)
+@given(
+    st.sampled_from(FORMATS),
+    st.integers(1, 3000),
+    st.sampled_from(["[", "{", "(", "- ", "  ", "a: ", "x = {y = ", '{"k": ', "not ", "-", "f(", "a."]),
+)
+def test_deep_and_repetitive_structures(fmt: str, depth: int, opener: str) -> None:
+    closer = {"[": "]", "{": "}", "(": ")", "x = {y = ": "}", '{"k": ': "}", "f(": ")"}.get(opener, "")
+    body = opener * depth + "1" + closer * depth
+    head = {"python": "import torch\nx = torch.half(", "toml": "precision = 1\nz = ", "json": '{"fp16": ',
+            "yaml": "precision: 16\nz: "}[fmt]
+    tail = {"python": ")\n", "toml": "\n", "json": "}\n", "yaml": "\n"}[fmt]
+    assert_sane(fmt, (head + body + tail).encode())
+
+
+def _reference_whole_line_range(text: str, start: int, end: int) -> tuple[int, int] | None:
+    """The straightforward version (slices and scans) that tree.whole_line_range must agree with."""
+    line_start = text.rfind("\n", 0, start) + 1
+    if text[line_start:start].strip():
+        return None
+    line_end = text.find("\n", end)
+    stripped = text[end : len(text) if line_end == -1 else line_end].strip()
+    if stripped and not stripped.startswith("#") and stripped != ",":
+        return None
+    return line_start, len(text) if line_end == -1 else line_end + 1
+
+
+@budget(300)
+@given(st.text(alphabet=" \t\n\r,#ab\u2028\x85", max_size=40), st.data())
+def test_whole_line_range_matches_its_reference(text: str, data: st.DataObject) -> None:
+    from precisionlint.sources.tree import whole_line_range
+
+    start = data.draw(st.integers(0, len(text)))
+    end = data.draw(st.integers(start, len(text)))
+    starts = [0] + [i + 1 for i, char in enumerate(text) if char == "\n"]
+    expected = _reference_whole_line_range(text, start, end)
+    assert whole_line_range(text, start, end) == expected
+    assert whole_line_range(text, start, end, starts) == expected

@@ -1,0 +1,209 @@
+"""What `check` loads and prints besides findings: each format's parser only when a file of that format is
+parsed, never torch, and a progress bar only on a terminal.
+
+Imports are observed in a fresh interpreter (sys.modules at exit), with a decoy `torch` package first on the
+path, so that an attempt to import torch is seen even where torch is not installed. No timing is asserted here:
+benchmarks/run.py measures start-up.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from precisionlint import progress
+from precisionlint.cli import main
+from precisionlint.progress import NoProgress, Progress, progress_for
+
+ROOT = Path(__file__).resolve().parent.parent
+
+PROBE = r"""
+import atexit, json, sys
+def dump():
+    with open(sys.argv[1], "w") as handle:
+        json.dump(sorted(sys.modules), handle)
+atexit.register(dump)
+from precisionlint.cli import main
+main(sys.argv[2:], prog_name="precisionlint")
+"""
+
+FILES = {
+    "train.toml": '[trainer_config]\nprecision = "16"\n',
+    "lightning.yaml": "trainer:\n  precision: 16\n",
+    "ds.json": '{"fp16": {"enabled": true}}\n',
+    "train.py": "import torch\nwith torch.autocast('cuda'):\n    loss = model(x)\nloss.backward()\n",
+}
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    for name, text in FILES.items():
+        (tmp_path / name).write_text(text)
+    decoy = tmp_path / "decoy" / "torch"
+    decoy.mkdir(parents=True)
+    (decoy / "__init__.py").write_text("raise SystemExit('precisionlint imported torch during check')\n")
+    return tmp_path
+
+
+def modules_after(project: Path, *args: str) -> set[str]:
+    out = project / "modules.json"
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(project / "decoy"), str(ROOT)])}
+    result = subprocess.run(
+        [sys.executable, "-c", PROBE, str(out), *args], cwd=project, env=env, capture_output=True, text=True,
+        timeout=120,
+    )
+    assert result.returncode in (0, 1), result.stdout + result.stderr
+    assert "imported torch" not in result.stdout + result.stderr
+    return set(json.loads(out.read_text()))
+
+
+def starts(modules: set[str], prefix: str) -> set[str]:
+    return {m for m in modules if m == prefix or m.startswith(prefix + ".")}
+
+
+def test_checking_toml_imports_no_yaml_parser(project: Path) -> None:
+    modules = modules_after(project, "check", "--no-progress", "train.toml")
+    assert "precisionlint.sources.toml_source" in modules  # it was parsed
+    assert not starts(modules, "ruamel")
+    assert not starts(modules, "torch")
+    assert "precisionlint.advise_command" not in modules  # other commands are imported when named
+    assert "multiprocessing" not in modules  # no pool for one file
+
+
+def test_checking_yaml_imports_no_toml_parser(project: Path) -> None:
+    modules = modules_after(project, "check", "--no-progress", "lightning.yaml")
+    assert "ruamel.yaml" in modules
+    assert not starts(modules, "tomlkit")
+    assert not starts(modules, "torch")
+
+
+def test_checking_json_and_python_import_neither(project: Path) -> None:
+    modules = modules_after(project, "check", "--no-progress", "ds.json", "train.py")
+    assert not starts(modules, "ruamel") and not starts(modules, "tomlkit")
+    assert not starts(modules, "torch")
+
+
+def test_check_never_imports_torch(project: Path) -> None:
+    # Every format, every rule, hardware rules with a named GPU, every output format.
+    for args in (["."], ["--gpu", "A100", "."], ["--output-format", "sarif", "."], ["--diff", "."]):
+        modules = modules_after(project, "check", "--no-progress", *args)
+        assert not starts(modules, "torch"), args
+
+
+def test_a_file_the_prefilter_rejects_is_never_parsed(project: Path) -> None:
+    (project / "data.yaml").write_text("paths:\n  train: /data/train\n")
+    modules = modules_after(project, "check", "--no-progress", "data.yaml")
+    assert not starts(modules, "ruamel")
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Progress bar: silent unless stderr is a terminal
+# ---------------------------------------------------------------------------------------------------------------
+
+
+class FakeTerminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+class FakeClock:
+    def __init__(self) -> None:
+        self.now = 100.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_bar_renders_on_a_terminal_after_the_delay_and_erases_itself() -> None:
+    stream, clock = FakeTerminal(), FakeClock()
+    bar = Progress(200, stream, delay=1.0, interval=0.1, width=60, clock=clock)
+    bar.advance(10)
+    assert stream.getvalue() == ""  # a short run never shows a bar
+    clock.now += 1.5
+    bar.advance(40)
+    assert stream.getvalue() == "\r[##########..............................]  50/200 files"
+    clock.now += 0.01
+    bar.advance(10)  # too soon to redraw
+    assert stream.getvalue().count("\r[") == 1
+    clock.now += 0.2
+    bar.advance(150)
+    assert stream.getvalue().endswith("\r[########################################] 200/200 files")
+    bar.close()
+    assert stream.getvalue().endswith("\r\x1b[2K")
+    bar.close()  # idempotent
+    assert stream.getvalue().count("\x1b[2K") == 1
+
+
+def test_bar_fits_a_narrow_terminal() -> None:
+    stream, clock = FakeTerminal(), FakeClock()
+    bar = Progress(5000, stream, delay=0, width=24, clock=clock)
+    bar.advance(2500)
+    line = stream.getvalue().rsplit("\r", 1)[-1]
+    assert len(line) <= 23 and line.startswith("[")
+
+
+def test_silent_when_not_a_terminal_or_disabled(monkeypatch: pytest.MonkeyPatch) -> None:
+    assert isinstance(progress_for(100, stream=io.StringIO()), NoProgress)  # a pipe, a CI log
+    assert isinstance(progress_for(100, enabled=False, stream=FakeTerminal()), NoProgress)  # --no-progress
+    assert isinstance(progress_for(0, stream=FakeTerminal()), NoProgress)
+    monkeypatch.setenv("TERM", "dumb")
+    assert isinstance(progress_for(100, stream=FakeTerminal()), NoProgress)
+    monkeypatch.setenv("TERM", "xterm-256color")
+    assert isinstance(progress_for(100, stream=FakeTerminal()), Progress)
+
+
+def _many_files(folder: Path, count: int = 30) -> None:
+    for index in range(count):
+        (folder / f"c{index:02}.yaml").write_text("trainer:\n  precision: 16\n")
+
+
+@pytest.mark.parametrize("no_progress", [False, True])
+def test_check_draws_on_a_terminal_unless_no_progress(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, no_progress: bool
+) -> None:
+    from precisionlint.checks import all_rules
+    from precisionlint.config import load_config
+    from precisionlint.runner import RunRequest, run_check
+
+    _many_files(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(progress, "DELAY", 0.0)
+    monkeypatch.setattr(progress, "INTERVAL", 0.0)
+    monkeypatch.setenv("TERM", "xterm")
+    terminal = FakeTerminal()
+    monkeypatch.setattr(sys, "stderr", terminal)
+    request = RunRequest(paths=["."], config=load_config(None), rules=all_rules(), progress=not no_progress)
+    outcome = run_check(request)
+    assert len(outcome.findings) == 30
+    if no_progress:
+        assert terminal.getvalue() == ""
+    else:
+        assert "\r[" in terminal.getvalue() and "30/30 files" in terminal.getvalue()
+        assert terminal.getvalue().endswith("\r\x1b[2K")  # erased before the findings are printed
+
+
+def test_check_is_silent_on_stderr_in_a_pipe(tmp_path: Path) -> None:
+    _many_files(tmp_path, 60)
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    result = subprocess.run(
+        [sys.executable, "-m", "precisionlint", "check", "."], cwd=tmp_path, env=env, capture_output=True,
+        text=True, timeout=120,
+    )
+    assert result.returncode == 1
+    assert result.stderr == ""
+
+
+def test_cli_runner_output_has_no_bar(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _many_files(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(progress, "DELAY", 0.0)
+    result = CliRunner().invoke(main, ["check", "."])
+    assert result.exit_code == 1
+    assert "\r" not in result.output and "files" not in result.output.splitlines()[0]
