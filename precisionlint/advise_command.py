@@ -164,7 +164,9 @@ def _write(path: str, document: Any, rec: Recommendation, diff: bool) -> None:
     except OSError as exc:
         click.echo(f"precisionlint: error: {path}: cannot write: {exc.strerror or exc}", err=True)
         sys.exit(EXIT_USAGE)
-    described = ", ".join(f"{name} removed" if value is None else f"{name}={value!r}" for name, value in changes.items())
+    described = ", ".join(
+        f"{name} removed" if value is None else f"{name}={value!r}" for name, value in changes.items()
+    )
     click.echo(f"{path}: wrote {described}")
 
 

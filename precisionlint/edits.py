@@ -14,7 +14,6 @@ differs from the original anywhere except the edited key.
 
 from __future__ import annotations
 
-import json
 import re
 
 from precisionlint.model import Document, Edit, Fix, Setting
@@ -80,6 +79,8 @@ def _render_string(fmt: str, text: str, quote: str | None) -> str:
         return f"'{text}'"
     # JSON's escapes are a subset of the double-quoted string escapes of TOML, YAML and Python. Non-ASCII
     # characters are written as themselves: TOML rejects the surrogate-pair escapes that ensure_ascii makes.
+    import json  # only when a fix is spelled: json is not needed to check
+
     return json.dumps(text, ensure_ascii=False)
 
 

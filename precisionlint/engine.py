@@ -19,7 +19,7 @@ import stat
 import sys
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from precisionlint.checks import CheckContext, Rule
 from precisionlint.checks._meta import INTERNAL_ERROR, IO_ERROR, LIMIT_EXCEEDED, PARSE_ERROR
@@ -77,8 +77,7 @@ def _wide_encoding(data: bytes) -> str | None:
     return None
 
 
-@dataclass(frozen=True)
-class SourceFile:
+class SourceFile(NamedTuple):
     """A file to check: where it is on disk, how to show it, and its format."""
 
     fs_path: str

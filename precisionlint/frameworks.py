@@ -13,8 +13,7 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Iterator
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from precisionlint.model import UNRESOLVED, Document, Setting
 
@@ -41,8 +40,7 @@ TF32_MATMUL_PRECISION = ("highest", "high", "medium")
 HF_HALF_PRECISION_BACKEND = ("auto", "apex", "cpu_amp")
 
 
-@dataclass(frozen=True)
-class Mode:
+class Mode(NamedTuple):
     """What a precision setting means, whatever the framework: the compute dtype and whether the weights
     stay in float32 ("mixed", with autocast or a master copy) or are themselves half precision ("true")."""
 
@@ -96,8 +94,7 @@ def precision_mode(setting: Setting) -> Mode | None:
 # ---------------------------------------------------------------------------------------------------------------
 
 # (framework, key path inside the section) -> canonical name
-@dataclass(frozen=True)
-class Row:
+class Row(NamedTuple):
     framework: str
     path: tuple[str, ...]
     name: str
@@ -258,8 +255,7 @@ def config_settings(document: Document, root: Any) -> list[Setting]:
 # Python sources: literal keyword arguments of known constructors
 # ---------------------------------------------------------------------------------------------------------------
 
-@dataclass(frozen=True)
-class Call:
+class Call(NamedTuple):
     modules: tuple[str, ...]  # the callee must resolve into one of these packages
     names: tuple[str, ...]  # ...and be named one of these
     framework: str

@@ -1,13 +1,15 @@
 """Plain data every other module speaks: severities, spans, settings, findings, fixes.
 
-Nothing here imports anything heavy; these types are created in the hot path of `check`.
+Nothing here imports anything heavy; these types are created in the hot path of `check`. The immutable
+records are NamedTuples rather than frozen dataclasses: they behave the same for every use here (fields,
+equality, ordering, hashing, pickling) and cost a fraction of the start-up time to define, which every run
+of `check` pays.
 """
 
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 
 class Severity(enum.IntEnum):
@@ -29,8 +31,7 @@ class Severity(enum.IntEnum):
             raise ValueError(f"unknown severity {text!r} (expected error, warning or info)") from None
 
 
-@dataclass(frozen=True, order=True)
-class Span:
+class Span(NamedTuple):
     """A region of a file. Lines and columns are 1-based; `end_column` is exclusive
     (the column just after the last character), as in SARIF."""
 
@@ -47,8 +48,7 @@ class Span:
 Applicability = Literal["safe", "unsafe"]
 
 
-@dataclass(frozen=True)
-class Edit:
+class Edit(NamedTuple):
     """Replace text[start:end] (character offsets into the decoded file text) with `replacement`."""
 
     start: int
@@ -56,8 +56,7 @@ class Edit:
     replacement: str
 
 
-@dataclass(frozen=True)
-class Fix:
+class Fix(NamedTuple):
     description: str
     applicability: Applicability
     edits: tuple[Edit, ...]
@@ -70,8 +69,7 @@ class Fix:
         }
 
 
-@dataclass(frozen=True)
-class Finding:
+class Finding(NamedTuple):
     code: str
     name: str
     severity: Severity
@@ -102,8 +100,7 @@ class Finding:
 Format = Literal["toml", "yaml", "json", "python"]
 
 
-@dataclass(frozen=True)
-class Setting:
+class Setting(NamedTuple):
     """One precision-relevant value found in a file, already mapped to a canonical name.
 
     name       canonical setting name (see frameworks.CANONICAL), e.g. "precision", "fp16", "loss_scale".
@@ -157,19 +154,25 @@ class _Unresolved:
 UNRESOLVED: Any = _Unresolved()
 
 
-@dataclass
 class Document:
     """A loaded file: its text, the canonical settings it holds, and the parsed tree for later passes.
 
-    `tree` is the format's own parse result: a tomlkit document, a ruamel.yaml round-trip node,
-    a precisionlint.sources.jsonpos node, or an `ast.Module` for Python.
+    `tree` is the format's own parse result: the position tree of precisionlint.sources.tree for TOML and
+    JSON, a list of them (one per YAML document) for YAML, or an `ast.Module` for Python. Later passes cache
+    what they derive (line starts, the script model) in the instance's __dict__.
     """
 
-    path: str
-    text: str
-    format: Format
-    settings: list[Setting] = field(default_factory=list)
-    tree: Any = None
+    def __init__(
+        self, path: str, text: str, format: Format, settings: list[Setting] | None = None, tree: Any = None
+    ) -> None:
+        self.path = path
+        self.text = text
+        self.format = format
+        self.settings: list[Setting] = settings if settings is not None else []
+        self.tree = tree
+
+    def __repr__(self) -> str:
+        return f"Document({self.path!r}, {self.format}, {len(self.settings)} settings)"
 
     def settings_named(self, name: str) -> list[Setting]:
         return [s for s in self.settings if s.name == name]

@@ -20,9 +20,10 @@ Modules whose name starts with "_" are helpers, not rules.
 from __future__ import annotations
 
 import importlib
+import os
 import pkgutil
+import re
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from precisionlint.model import Document, Finding, Fix, Severity, Span
@@ -32,17 +33,70 @@ if TYPE_CHECKING:
     from precisionlint.script.model import ScriptModel
 
 
-@dataclass(frozen=True)
 class Rule:
-    code: str
-    name: str
-    severity: Severity
-    summary: str
-    doc: str
-    target: str
-    needs_gpu: bool
-    fixable: bool
-    func: Callable[[CheckContext], Iterable[Finding]]
+    """A rule's identity and metadata. Rules of this package know only their module's name until they run
+    or their documentation is asked for: a `check` of a TOML file does not import the script rules."""
+
+    __slots__ = ("code", "name", "severity", "summary", "target", "needs_gpu", "fixable", "module", "_doc", "_func")
+
+    def __init__(
+        self,
+        code: str,
+        name: str,
+        severity: Severity,
+        summary: str,
+        doc: str | None,
+        target: str,
+        needs_gpu: bool,
+        fixable: bool,
+        func: Callable[[CheckContext], Iterable[Finding]] | None,
+        module: str | None = None,
+    ) -> None:
+        self.code = code
+        self.name = name
+        self.severity = severity
+        self.summary = summary
+        self.target = target
+        self.needs_gpu = needs_gpu
+        self.fixable = fixable
+        self.module = module
+        self._doc = doc
+        self._func = func
+
+    @property
+    def doc(self) -> str:
+        if self._doc is None:
+            self._doc = (_module(self.module).__doc__ or "").strip()
+        return self._doc
+
+    @property
+    def func(self) -> Callable[[CheckContext], Iterable[Finding]]:
+        if self._func is None:
+            self._func = _module(self.module).check
+        return self._func
+
+    def __getstate__(self) -> tuple[object, ...]:
+        # Worker processes import the module themselves; functions and docs do not travel.
+        return (self.code, self.name, self.severity, self.summary, self._doc if self.module is None else None,
+                self.target, self.needs_gpu, self.fixable, self._func if self.module is None else None, self.module)
+
+    def __setstate__(self, state: tuple[object, ...]) -> None:
+        self.__init__(*state)  # type: ignore[misc]
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Rule) and (self.code, self.name) == (other.code, other.name)
+
+    def __hash__(self) -> int:
+        return hash((self.code, self.name))
+
+    def __repr__(self) -> str:
+        return f"Rule({self.code}, {self.name})"
+
+
+def _module(name: str | None) -> Any:
+    if name is None:
+        raise LookupError("an engine rule has no module")
+    return importlib.import_module(f"{__name__}.{name}")
 
 
 class CheckContext:
@@ -90,22 +144,57 @@ class CheckContext:
 _RULES: dict[str, Rule] | None = None
 
 
+# The metadata a rule module declares at top level, read from its source text so that listing the rules does
+# not import them (tests/test_registry.py proves the text and the imported module agree for every rule).
+_METADATA = re.compile(
+    r'^(CODE|NAME|SUMMARY|TARGET) = "((?:[^"\\\n]|\\.)*)"$|^SEVERITY = Severity\.(ERROR|WARNING|INFO)$'
+    r"|^(NEEDS_GPU|FIXABLE) = (True|False)$",
+    re.MULTILINE,
+)
+
+
+def _metadata(path: str) -> dict[str, Any] | None:
+    try:
+        with open(path, encoding="utf-8") as handle:
+            text = handle.read()
+    except OSError:
+        return None
+    found: dict[str, Any] = {"NEEDS_GPU": False, "FIXABLE": False}
+    for match in _METADATA.finditer(text):
+        if match.group(1):
+            if "\\" in match.group(2):
+                return None  # an escape sequence: let the import read it
+            found[match.group(1)] = match.group(2)
+        elif match.group(3):
+            found["SEVERITY"] = Severity[match.group(3)]
+        else:
+            found[match.group(4)] = match.group(5) == "True"
+    required = ("CODE", "NAME", "SUMMARY", "TARGET", "SEVERITY")
+    return found if all(key in found for key in required) else None
+
+
 def _load() -> dict[str, Rule]:
     rules: dict[str, Rule] = {}
     for info in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
         if info.name.startswith("_"):
             continue
-        module = importlib.import_module(f"{__name__}.{info.name}")
+        meta = _metadata(os.path.join(__path__[0], f"{info.name}.py"))
+        if meta is None:  # written some other way (or no source installed): import it to find out
+            module = _module(info.name)
+            meta = {key: getattr(module, key) for key in ("CODE", "NAME", "SUMMARY", "TARGET", "SEVERITY")}
+            meta["NEEDS_GPU"] = getattr(module, "NEEDS_GPU", False)
+            meta["FIXABLE"] = getattr(module, "FIXABLE", False)
         rule = Rule(
-            code=module.CODE,
-            name=module.NAME,
-            severity=module.SEVERITY,
-            summary=module.SUMMARY,
-            doc=(module.__doc__ or "").strip(),
-            target=module.TARGET,
-            needs_gpu=getattr(module, "NEEDS_GPU", False),
-            fixable=getattr(module, "FIXABLE", False),
-            func=module.check,
+            code=meta["CODE"],
+            name=meta["NAME"],
+            severity=meta["SEVERITY"],
+            summary=meta["SUMMARY"],
+            doc=None,
+            target=meta["TARGET"],
+            needs_gpu=meta["NEEDS_GPU"],
+            fixable=meta["FIXABLE"],
+            func=None,
+            module=info.name,
         )
         for other in rules.values():
             if other.code == rule.code or other.name == rule.name:

@@ -34,11 +34,13 @@ The fix inserts `"cuda"` as the first argument. It is unsafe: the script may be 
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 from precisionlint.checks import CheckContext
 from precisionlint.model import Finding, Fix, Severity
-from precisionlint.script.fixes import insert_first_argument
-from precisionlint.script.names import DEVICE_TYPE_AUTOCAST
+
+if TYPE_CHECKING:
+    pass
 
 CODE = "PL208"
 NAME = "autocast-missing-device-type"
@@ -49,6 +51,9 @@ FIXABLE = True
 
 
 def check(ctx: CheckContext) -> Iterator[Finding]:
+    from precisionlint.script.fixes import insert_first_argument
+    from precisionlint.script.names import DEVICE_TYPE_AUTOCAST
+
     model = ctx.script
     for region in model.autocast_regions:
         if region.api not in DEVICE_TYPE_AUTOCAST or region.form != "call":

@@ -42,10 +42,13 @@ so the change needs a person.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 from precisionlint.checks import CheckContext
-from precisionlint.checks._gpu import autocast_uses, framework_label, names, precision_settings, shown, targets
 from precisionlint.model import Finding, Severity
+
+if TYPE_CHECKING:
+    pass
 
 CODE = "PL302"
 NAME = "bf16-unsupported-gpu"
@@ -56,6 +59,8 @@ NEEDS_GPU = True
 
 
 def check(ctx: CheckContext) -> Iterator[Finding]:
+    from precisionlint.checks._gpu import autocast_uses, framework_label, names, precision_settings, shown, targets
+
     lacking = [g for g in targets(ctx) if not g.bf16]
     if not lacking:
         return

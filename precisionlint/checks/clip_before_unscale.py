@@ -42,11 +42,13 @@ differ. No fix is offered when the optimizer cannot be named or the function alr
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 from precisionlint.checks import CheckContext
 from precisionlint.model import Finding, Fix, Severity
-from precisionlint.script.fixes import insert_line_before
-from precisionlint.script.model import Event, ScriptModel
+
+if TYPE_CHECKING:
+    from precisionlint.script.model import Event, ScriptModel
 
 CODE = "PL204"
 NAME = "clip-before-unscale"
@@ -57,6 +59,8 @@ FIXABLE = True
 
 
 def check(ctx: CheckContext) -> Iterator[Finding]:
+    from precisionlint.script.fixes import insert_line_before
+
     model = ctx.script
     for clip in model.events_of("clip"):
         pending = sorted(k for k in clip.pending_unscale if model.scalers[k].enabled is not False)

@@ -44,10 +44,13 @@ rewritten exactly (the name passed around uncalled, `*args`), no fix is offered 
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 from precisionlint.checks import CheckContext
 from precisionlint.model import Finding, Fix, Severity
-from precisionlint.script.fixes import deprecated_import_fix, deprecated_use_fix
+
+if TYPE_CHECKING:
+    pass
 
 CODE = "PL207"
 NAME = "deprecated-amp-api"
@@ -58,6 +61,8 @@ FIXABLE = True
 
 
 def check(ctx: CheckContext) -> Iterator[Finding]:
+    from precisionlint.script.fixes import deprecated_import_fix, deprecated_use_fix
+
     model = ctx.script
     for record in model.deprecated_imports:
         old = [(alias.name, d) for alias, d in record.names if d is not None]

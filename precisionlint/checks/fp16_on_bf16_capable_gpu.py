@@ -51,19 +51,16 @@ Lightning raises if a scaler is passed together with `bf16-mixed`.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 from precisionlint.checks import CheckContext
-from precisionlint.checks._gpu import (
-    AutocastUse,
-    autocast_uses,
-    framework_label,
-    names,
-    precision_settings,
-    shown,
-    targets,
-)
 from precisionlint.edits import render_scalar, replace_value
 from precisionlint.model import Edit, Finding, Fix, Setting, Severity
+
+if TYPE_CHECKING:
+    from precisionlint.checks._gpu import (
+        AutocastUse,
+)
 
 CODE = "PL301"
 NAME = "fp16-on-bf16-capable-gpu"
@@ -77,6 +74,8 @@ _BF16_SPELLING = {"lightning": "bf16-mixed", "accelerate": "bf16"}
 
 
 def check(ctx: CheckContext) -> Iterator[Finding]:
+    from precisionlint.checks._gpu import autocast_uses, framework_label, names, precision_settings, shown, targets
+
     gpus = targets(ctx)
     if not gpus or not all(g.bf16 for g in gpus):
         return  # one GPU without native bf16 makes fp16 the right choice for the whole fleet

@@ -36,10 +36,13 @@ No fix: which precision replaces FP8 depends on the GPU (bf16 on Ampere, fp16 wi
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 from precisionlint.checks import CheckContext
-from precisionlint.checks._gpu import framework_label, names, precision_settings, shown, targets
 from precisionlint.model import Finding, Severity
+
+if TYPE_CHECKING:
+    pass
 
 CODE = "PL304"
 NAME = "fp8-unsupported-gpu"
@@ -50,6 +53,8 @@ NEEDS_GPU = True
 
 
 def check(ctx: CheckContext) -> Iterator[Finding]:
+    from precisionlint.checks._gpu import framework_label, names, precision_settings, shown, targets
+
     lacking = [g for g in targets(ctx) if not g.fp8]
     if not lacking:
         return

@@ -45,10 +45,13 @@ No fix: adding a scaler touches the backward, the optimizer step and any gradien
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 from precisionlint.checks import CheckContext
 from precisionlint.model import Finding, Severity
-from precisionlint.script.model import AutocastRegion
+
+if TYPE_CHECKING:
+    from precisionlint.script.model import AutocastRegion
 
 CODE = "PL201"
 NAME = "missing-grad-scaler"

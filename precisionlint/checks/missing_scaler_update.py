@@ -40,10 +40,13 @@ No fix: with several optimizers, `update()` belongs after the last `step`, which
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 from precisionlint.checks import CheckContext
 from precisionlint.model import Finding, Severity
-from precisionlint.script.model import Event, GradScalerInfo
+
+if TYPE_CHECKING:
+    from precisionlint.script.model import Event, GradScalerInfo
 
 CODE = "PL206"
 NAME = "missing-scaler-update"

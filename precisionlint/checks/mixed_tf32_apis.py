@@ -37,10 +37,13 @@ No fix: translating between the APIs needs the torch version the script targets.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 from precisionlint.checks import CheckContext
 from precisionlint.model import Finding, Severity
-from precisionlint.script.model import Tf32Use
+
+if TYPE_CHECKING:
+    from precisionlint.script.model import Tf32Use
 
 CODE = "PL213"
 NAME = "mixed-tf32-apis"

@@ -48,10 +48,13 @@ No fix: TF32 changes results, so enabling it is a person's decision.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 from precisionlint.checks import CheckContext
-from precisionlint.checks._gpu import framework_label, names, precision_settings, shown, targets
 from precisionlint.model import Finding, Severity
+
+if TYPE_CHECKING:
+    pass
 
 CODE = "PL305"
 NAME = "tf32-not-enabled"
@@ -66,6 +69,8 @@ _TF32_WORDS = ("tf32", "matmul_precision", "fp32_precision")
 
 
 def check(ctx: CheckContext) -> Iterator[Finding]:
+    from precisionlint.checks._gpu import framework_label, names, precision_settings, shown, targets
+
     faster = [g for g in targets(ctx)
               if g.vendor == "nvidia" and g.tf32 and (g.speedup("tf32") or 0.0) >= MIN_TF32_SPEEDUP]
     if not faster:

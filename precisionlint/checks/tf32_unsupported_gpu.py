@@ -38,11 +38,13 @@ call.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 from precisionlint.checks import CheckContext
-from precisionlint.checks._gpu import framework_label, names, shown, targets
-from precisionlint.hardware import Gpu
 from precisionlint.model import Finding, Severity
+
+if TYPE_CHECKING:
+    from precisionlint.hardware import Gpu
 
 CODE = "PL303"
 NAME = "tf32-unsupported-gpu"
@@ -58,6 +60,8 @@ def _hf_accepts(gpu: Gpu) -> bool:
 
 
 def check(ctx: CheckContext) -> Iterator[Finding]:
+    from precisionlint.checks._gpu import framework_label, names, shown, targets
+
     gpus = targets(ctx)
     for setting in ctx.settings:
         if not setting.resolved:

@@ -36,7 +36,6 @@ Lightning's own legacy mapping does).
 
 from __future__ import annotations
 
-import difflib
 import re
 from collections.abc import Iterator
 
@@ -82,6 +81,8 @@ def lightning_suggestions(value: object) -> list[str]:
             return [candidate]
     if "transformer" in text or "te" == text or "fp8" in text:
         return ["transformer-engine"]
+    import difflib  # only for a value that is wrong
+
     return difflib.get_close_matches(text, LIGHTNING_PRECISION, n=3, cutoff=0.6)
 
 
@@ -89,6 +90,8 @@ def accelerate_suggestions(value: object) -> list[str]:
     text = str(value).strip().lower().replace("_", "-")
     if text in _ACCELERATE_WORDS:
         return [_ACCELERATE_WORDS[text]]
+    import difflib
+
     return difflib.get_close_matches(text, ACCELERATE_MIXED_PRECISION, n=3, cutoff=0.5)
 
 

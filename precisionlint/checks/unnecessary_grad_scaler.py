@@ -44,10 +44,13 @@ No fix: removing the scaler means rewriting the backward and step calls.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 from precisionlint.checks import CheckContext
 from precisionlint.model import Finding, Severity
-from precisionlint.script.model import AutocastRegion
+
+if TYPE_CHECKING:
+    from precisionlint.script.model import AutocastRegion
 
 CODE = "PL202"
 NAME = "unnecessary-grad-scaler"

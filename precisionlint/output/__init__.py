@@ -8,8 +8,7 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, TextIO
+from typing import TYPE_CHECKING, NamedTuple, TextIO
 
 if TYPE_CHECKING:
     from precisionlint.checks import Rule
@@ -18,8 +17,7 @@ if TYPE_CHECKING:
 FORMATS: tuple[str, ...] = ("text", "json", "github", "sarif")
 
 
-@dataclass(frozen=True)
-class RenderOptions:
+class RenderOptions(NamedTuple):
     """What a renderer may need beside the findings; each format reads only its own fields."""
 
     rules: Sequence[Rule]

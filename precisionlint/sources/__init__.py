@@ -5,7 +5,7 @@ Parsers are imported lazily, so checking a TOML file never imports ruamel.yaml a
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from precisionlint.model import Document, Format
 
@@ -40,8 +40,7 @@ class LimitError(Exception):
     """The file exceeds a per-file limit (nodes, depth): it is skipped and the limit reported."""
 
 
-@dataclass(frozen=True)
-class Limits:
+class Limits(NamedTuple):
     """Per-file limits; exceeding one is a limit-exceeded finding (PL003) and the file is not checked."""
 
     max_file_size: int = 10_000_000  # bytes
@@ -50,7 +49,10 @@ class Limits:
     max_parse_time: float = 10.0  # CPU seconds to parse and check one file; 0 turns the limit off
 
 
-def load_document(path: str, text: str, fmt: Format, limits: Limits = Limits()) -> Document:
+DEFAULT_LIMITS = Limits()
+
+
+def load_document(path: str, text: str, fmt: Format, limits: Limits = DEFAULT_LIMITS) -> Document:
     """Parse `text` and extract its canonical settings. Raises SourceError or LimitError."""
     if fmt == "toml":
         from precisionlint.sources.toml_source import load

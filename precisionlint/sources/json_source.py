@@ -107,21 +107,21 @@ def parse_positions(text: str, budget: NodeBudget) -> Node:
             assert match is not None  # validated above
             end = match.end()
             after = _skip(text, end)
-            frame = stack[-1] if stack else None
-            if frame is not None and frame.node.kind == "map" and frame.pending_key is None:
+            top = stack[-1] if stack else None
+            if top is not None and top.node.kind == "map" and top.pending_key is None:
                 # A key: the next character is ':'.
                 key = json.loads(match.group())
-                if frame.keys is None:
-                    frame.keys = set()
-                if key in frame.keys:
+                if top.keys is None:
+                    top.keys = set()
+                if key in top.keys:
                     raise SourceError(
                         f'duplicate key "{_shorten(key)}" in one object: DeepSpeed rejects the file, '
                         "Python's json keeps the last value",
                         *_line_col(text, pos),
                     )
-                frame.keys.add(key)
-                frame.pending_key = key
-                frame.pending_key_span = (pos, end)
+                top.keys.add(key)
+                top.pending_key = key
+                top.pending_key_span = (pos, end)
                 pos = _skip(text, after + 1)
                 continue
             attach(Node("scalar", pos, end, value=json.loads(match.group())))

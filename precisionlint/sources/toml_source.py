@@ -1,13 +1,14 @@
 """TOML with positions.
 
-tomlkit parses (it is the round-trip library the fixes use, and its errors carry line and column). tomlkit
-keeps no source positions, so a small scanner walks the validated text once and records where each key and
-value is; the two are joined by key path. The scanner only has to understand valid TOML.
+The standard library's tomllib parses when it exists (Python 3.11+): it is strict TOML 1.0, as the tools that
+read these files are, and costs a fraction of tomlkit's import; tomlkit (the round-trip library the fixes
+write through) parses on Python 3.10. Neither keeps source positions, so a small scanner walks the validated
+text once and records where each key and value is; the two are joined by key path. The scanner only has to
+understand valid TOML.
 """
 
 from __future__ import annotations
 
-import json
 import re
 from typing import Any
 
@@ -20,20 +21,35 @@ _WS = re.compile(r"[ \t]*")
 _ERROR_POSITION = re.compile(r" at line (\d+) col (\d+)$")
 
 
-def load(path: str, text: str, limits: Limits) -> Document:
-    import tomlkit
-    from tomlkit.exceptions import ParseError
+_TOMLLIB_POSITION = re.compile(r" \(at line (\d+), column (\d+)\)$")
 
+
+def _parse(text: str) -> dict[str, Any]:
     try:
-        parsed = tomlkit.parse(text).unwrap()
-    except ParseError as exc:
-        message = _ERROR_POSITION.sub("", str(exc))
-        raise SourceError(f"invalid TOML: {message}", exc.line, exc.col) from None
+        import tomllib
+    except ImportError:  # Python 3.10
+        return _parse_with_tomlkit(text)
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        message = str(exc)
+        match = _TOMLLIB_POSITION.search(message)
+        line, column = (int(match.group(1)), int(match.group(2))) if match else (1, 1)
+        problem = _TOMLLIB_POSITION.sub("", message)
+        if problem.startswith(("Cannot overwrite", "Cannot declare")):
+            # tomllib points after the repeated value; the key at the start of the line is what to fix.
+            lines = text.split("\n")
+            if 0 < line <= len(lines):
+                column = len(lines[line - 1]) - len(lines[line - 1].lstrip(" \t")) + 1
+            problem = f"a key or table is defined twice ({problem.lower()})"
+        raise SourceError(f"invalid TOML: {problem}", line, column) from None
+
+
+def load(path: str, text: str, limits: Limits) -> Document:
+    try:
+        parsed = _parse(text)
     except RecursionError:
         raise LimitError("nesting too deep to parse") from None
-    except Exception as exc:  # tomlkit raises a few non-ParseError types on odd input
-        line, column = _duplicate_position(text, str(exc))
-        raise SourceError(f"invalid TOML: {exc}", line, column) from None
     budget = NodeBudget(limits.max_nodes, limits.max_depth)
     scanner = _Scanner(text)
     scanner.scan()
@@ -43,6 +59,22 @@ def load(path: str, text: str, limits: Limits) -> Document:
 
     document.settings = config_settings(document, root)
     return document
+
+
+def _parse_with_tomlkit(text: str) -> dict[str, Any]:
+    import tomlkit
+    from tomlkit.exceptions import ParseError
+
+    try:
+        return tomlkit.parse(text).unwrap()
+    except ParseError as exc:
+        message = _ERROR_POSITION.sub("", str(exc))
+        raise SourceError(f"invalid TOML: {message}", exc.line, exc.col) from None
+    except RecursionError:
+        raise LimitError("nesting too deep to parse") from None
+    except Exception as exc:  # tomlkit raises a few non-ParseError types on odd input
+        line, column = _duplicate_position(text, str(exc))
+        raise SourceError(f"invalid TOML: {exc}", line, column) from None
 
 
 _DUPLICATE = re.compile(r'^Key "(.*)" already exists\.$')
@@ -195,8 +227,9 @@ class _Scanner:
                     self.pos += 1
                     continue
                 start = self.pos
-                self._value((*path, index))
-                self.positions[(*path, index)] = (start, start, start, self.pos, None)
+                item_path = (*path, index)
+                self._value(item_path)
+                self.positions[item_path] = (start, start, start, self.pos, None)
                 index += 1
         elif char == "{":
             self.pos = self._skip_ws(self.pos + 1)
@@ -226,7 +259,7 @@ class _Scanner:
                 while text[end] != '"' or _escaped(text, end):
                     end += 1
 
-                keys.append(json.loads(text[pos : end + 1].replace("\\U", "\\u")) if "\\" in text[pos:end] else text[pos + 1 : end])
+                keys.append(_basic_string(text[pos : end + 1]))
                 pos = end + 1
             elif text[pos] == "'":
                 end = text.index("'", pos + 1)
@@ -268,6 +301,15 @@ class _Scanner:
     def _line_end(self, pos: int) -> int:
         newline = self.text.find("\n", pos)
         return len(self.text) if newline == -1 else newline + 1
+
+
+def _basic_string(quoted: str) -> str:
+    """A TOML basic string's value; JSON's escapes are TOML's but for \\U (8 hex digits), rare in keys."""
+    if "\\" not in quoted:
+        return quoted[1:-1]
+    import json  # only for keys with escapes: not worth importing on every check
+
+    return str(json.loads(quoted.replace("\\U", "\\u")))
 
 
 def _escaped(text: str, index: int) -> bool:

@@ -1,0 +1,45 @@
+"""The registry lists rules from their modules' source text; importing each module must agree with it."""
+
+from __future__ import annotations
+
+import importlib
+import pickle
+import subprocess
+import sys
+
+from precisionlint.checks import all_rules
+
+
+def test_scanned_metadata_equals_the_module_constants() -> None:
+    for rule in all_rules():
+        if rule.module is None:
+            continue
+        module = importlib.import_module(f"precisionlint.checks.{rule.module}")
+        assert (rule.code, rule.name, rule.severity, rule.summary, rule.target) == (
+            module.CODE, module.NAME, module.SEVERITY, module.SUMMARY, module.TARGET), rule.module
+        assert rule.needs_gpu == getattr(module, "NEEDS_GPU", False)
+        assert rule.fixable == getattr(module, "FIXABLE", False)
+        assert rule.func is module.check
+        assert rule.doc == (module.__doc__ or "").strip() and "## What it does" in rule.doc
+
+
+def test_rules_pickle_for_worker_processes() -> None:
+    for rule in all_rules():
+        copy = pickle.loads(pickle.dumps(rule))
+        assert copy == rule and copy.summary == rule.summary and copy.severity == rule.severity
+        assert copy.func is rule.func
+
+
+def test_checking_a_toml_file_imports_no_script_or_hardware_rule(tmp_path) -> None:
+    (tmp_path / "c.toml").write_text('[trainer_config]\nprecision = "16"\n')
+    code = (
+        "import sys\n"
+        "from precisionlint.cli import main\n"
+        "try:\n    main(['check', '--no-progress', 'c.toml'])\n"
+        "except SystemExit:\n    pass\n"
+        "loaded = sorted(m for m in sys.modules if m.startswith(('precisionlint.script', 'precisionlint.hardware',"
+        " 'precisionlint.checks.missing', 'ruamel', 'torch')))\n"
+        "print(loaded)\n"
+    )
+    result = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    assert result.stdout.strip().splitlines()[-1] == "[]", result.stdout + result.stderr
