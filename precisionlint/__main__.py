@@ -1,4 +1,4 @@
-from precisionlint.cli import main
+from precisionlint.entry import main
 
 if __name__ == "__main__":
     main()

@@ -6,25 +6,13 @@ internal error.
 
 from __future__ import annotations
 
-import os
 import sys
-from collections.abc import Sequence
 
 import click
 
 from precisionlint import __version__
 
-EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
-OUTPUT_FORMATS = ("text", "json", "github", "sarif")
-
-
-def _split(values: Sequence[str]) -> list[str]:
-    return [part.strip() for value in values for part in value.split(",") if part.strip()]
-
-
-def _fail(message: str) -> None:
-    click.echo(f"precisionlint: error: {message}", err=True)
-    sys.exit(EXIT_ERROR)
+EXIT_ERROR = 2
 
 
 # Commands imported only when named (or listed by --help): `check` must not pay for what `advise` imports.
@@ -39,16 +27,9 @@ class _Group(click.Group):
         except (KeyboardInterrupt, BrokenPipeError):
             sys.exit(EXIT_ERROR)
         except Exception as exc:  # a bug: one clear line (the traceback on request), exit code 2
-            if os.environ.get("PRECISIONLINT_DEBUG"):
-                import traceback
+            from precisionlint.check_command import internal_error
 
-                traceback.print_exc()
-            detail = " ".join(str(exc).split())[:300]
-            click.echo(
-                f"precisionlint: internal error: {type(exc).__name__}: {detail}. This is a bug in precisionlint; "
-                "please report it (PRECISIONLINT_DEBUG=1 prints the traceback).",
-                err=True,
-            )
+            internal_error(exc)
             sys.exit(EXIT_ERROR)
 
     def list_commands(self, ctx: click.Context) -> list[str]:
@@ -74,120 +55,39 @@ def main() -> None:
     """Catch mixed-precision mistakes in PyTorch training configs and scripts before the run starts."""
 
 
-def _resolve_rules(select: list[str], ignore: list[str]):  # type: ignore[no-untyped-def]
-    from precisionlint.checks import all_rules, expand_selector
+def _check_options(func):  # type: ignore[no-untyped-def]
+    """The click options of `check`, from the one table that the fast path reads too (check_command.OPTIONS)."""
+    from precisionlint.check_command import OPTIONS
 
-    def expand(selectors: list[str], option: str) -> set[str]:
-        codes: set[str] = set()
-        for selector in selectors:
-            found = expand_selector(selector)
-            if not found:
-                import difflib
-
-                names = [r.name for r in all_rules()] + [r.code for r in all_rules()]
-                close = difflib.get_close_matches(selector, names, n=3)
-                hint = f"; did you mean {', '.join(close)}?" if close else "; see `precisionlint rules`"
-                raise click.UsageError(f"{option}: unknown rule or code '{selector}'{hint}")
-            codes.update(r.code for r in found)
-        return codes
-
-    selected = expand(select or ["ALL"], "--select")
-    selected -= expand(ignore, "--ignore")
-    return [r for r in all_rules() if r.code in selected]
+    for option in reversed(OPTIONS):
+        kwargs: dict = {"help": option.help}
+        if option.kind == "flag":
+            kwargs.update(is_flag=True, default=False)
+        elif option.kind == "multiple":
+            kwargs.update(multiple=True)
+        else:
+            kwargs["default"] = option.default
+            if option.choices is not None:
+                kwargs.update(type=click.Choice(option.choices), show_default=option.default is not None)
+            elif option.integer_min is not None:
+                kwargs["type"] = click.IntRange(min=option.integer_min)
+            elif option.file_path:
+                kwargs["type"] = click.Path(dir_okay=False)
+        func = click.option(*option.flags, option.dest, **kwargs)(func)
+    return click.argument("paths", nargs=-1, type=click.Path())(func)
 
 
 @main.command()
-@click.argument("paths", nargs=-1, type=click.Path())
-@click.option("--select", multiple=True, help="Rules to enable: names, codes or code prefixes (comma-separated).")
-@click.option("--ignore", multiple=True, help="Rules to disable: names, codes or code prefixes (comma-separated).")
-@click.option("--output-format", type=click.Choice(OUTPUT_FORMATS), default="text", show_default=True)
-@click.option("--fail-on", type=click.Choice(["error", "warning", "info"]), default=None,
-              help="Lowest severity that makes the run fail (default: warning, or fail-on in the config).")
-@click.option("--exit-zero", is_flag=True, help="Exit 0 even when there are findings.")
-@click.option("--config", "config_file", type=click.Path(dir_okay=False), default=None,
-              help="A pyproject.toml or precisionlint.toml to use instead of the nearest pyproject.toml.")
-@click.option("--gpu", "gpus", multiple=True,
-              help="Target GPU (repeatable; every target must be satisfied), or 'auto' to ask this machine.")
-@click.option("--fix", is_flag=True, help="Apply safe fixes in place.")
-@click.option("--unsafe-fixes", is_flag=True, help="With --fix or --diff: include unsafe fixes.")
-@click.option("--diff", is_flag=True, help="Print a unified diff of the fixes and write nothing.")
-@click.option("--force-exclude", is_flag=True, help="Apply excludes to files named on the command line too.")
-@click.option("--jobs", "-j", type=click.IntRange(min=1), default=None, help="Processes to use (default: all cores).")
-@click.option("--no-color", is_flag=True, help="No colors (also when NO_COLOR is set).")
-@click.option("--no-progress", is_flag=True, help="Never show the progress bar.")
-def check(
-    paths: tuple[str, ...],
-    select: tuple[str, ...],
-    ignore: tuple[str, ...],
-    output_format: str,
-    fail_on: str | None,
-    exit_zero: bool,
-    config_file: str | None,
-    gpus: tuple[str, ...],
-    fix: bool,
-    unsafe_fixes: bool,
-    diff: bool,
-    force_exclude: bool,
-    jobs: int | None,
-    no_color: bool,
-    no_progress: bool,
-) -> None:
+@_check_options
+def check(**values: object) -> None:
     """Check trainer configs (TOML, YAML, JSON) and training scripts (Python) for precision mistakes."""
-    from precisionlint.config import ConfigError, load_config
-    from precisionlint.runner import RunRequest, run_check
+    from precisionlint.check_command import UsageError, execute
 
     try:
-        config = load_config(config_file)
-    except ConfigError as exc:
-        _fail(str(exc))
-        return
-    rules = _resolve_rules(_split(select) or config.select, _split(ignore) + config.ignore)
-    request = RunRequest(
-        paths=list(paths) or ["."],
-        config=config,
-        rules=rules,
-        gpu_names=_split(gpus) or config.gpus,
-        fix=fix,
-        unsafe_fixes=unsafe_fixes,
-        diff=diff,
-        force_exclude=force_exclude,
-        jobs=jobs,
-        progress=not no_progress,
-    )
-    try:
-        outcome = run_check(request)
-    except click.UsageError:
-        raise
-    except ConfigError as exc:
-        _fail(str(exc))
-        return
-    except KeyboardInterrupt:  # click would print "Aborted!" and exit 1, which reads as "findings"
-        _fail("interrupted")
-        return
-    for message in outcome.errors:
-        click.echo(f"precisionlint: error: {message}", err=True)
-
-    from precisionlint.output import render
-
-    color = output_format == "text" and not no_color and "NO_COLOR" not in os.environ and sys.stdout.isatty()
-    if outcome.diff_text is not None:
-        sys.stdout.write(outcome.diff_text)
-    else:
-        render(output_format, outcome.findings, sys.stdout, rules=outcome.rules_for_output, color=color,
-               fixed=outcome.fixed)
-    sys.stdout.flush()
-
-    if outcome.errors or outcome.internal_error:
-        sys.exit(EXIT_ERROR)
-    if exit_zero:
-        sys.exit(EXIT_CLEAN)
-    from precisionlint.model import Severity
-
-    threshold = Severity.parse(fail_on) if fail_on else config.fail_on
-    if outcome.diff_text is not None:
-        sys.exit(EXIT_FINDINGS if outcome.diff_text else EXIT_CLEAN)
-    failing = any(f.severity >= threshold for f in outcome.findings)
-    sys.exit(EXIT_FINDINGS if failing else EXIT_CLEAN)
+        code = execute(values)
+    except UsageError as exc:
+        raise click.UsageError(str(exc)) from None
+    sys.exit(code)
 
 
 @main.command()

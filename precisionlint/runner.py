@@ -42,14 +42,13 @@ class RunOutcome:
 def _targets(names: list[str]) -> tuple:
     if not names:
         return ()
-    import click
-
+    from precisionlint.check_command import UsageError
     from precisionlint.hardware import UnknownGpuError, resolve_targets
 
     try:
         return resolve_targets(names)
     except UnknownGpuError as exc:
-        raise click.UsageError(str(exc)) from None
+        raise UsageError(str(exc)) from None
 
 
 def run_check(request: RunRequest) -> RunOutcome:

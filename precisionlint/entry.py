@@ -1,0 +1,33 @@
+"""The console script. A plain `precisionlint check ...` runs without importing click (check_command.py says
+why and how); everything else, and anything the fast path does not fully understand, goes to the click CLI."""
+
+from __future__ import annotations
+
+import sys
+
+
+def main() -> None:
+    argv = sys.argv[1:]
+    if argv[:1] == ["check"]:
+        from precisionlint import check_command
+
+        values = check_command.parse_fast(argv[1:])
+        if values is not None:
+            try:
+                code = check_command.execute(values)
+            except check_command.UsageError:
+                pass  # nothing was printed yet: click says it, with the usage line
+            except (KeyboardInterrupt, BrokenPipeError):
+                sys.exit(check_command.EXIT_ERROR)
+            except Exception as exc:
+                check_command.internal_error(exc)
+                sys.exit(check_command.EXIT_ERROR)
+            else:
+                sys.exit(code)
+    from precisionlint.cli import main as click_main
+
+    click_main()
+
+
+if __name__ == "__main__":
+    main()
