@@ -34,13 +34,9 @@ The fix inserts `"cuda"` as the first argument. It is unsafe: the script may be 
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import TYPE_CHECKING
 
 from precisionlint.checks import CheckContext
 from precisionlint.model import Finding, Fix, Severity
-
-if TYPE_CHECKING:
-    pass
 
 CODE = "PL208"
 NAME = "autocast-missing-device-type"

@@ -42,13 +42,9 @@ so the change needs a person.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import TYPE_CHECKING
 
 from precisionlint.checks import CheckContext
 from precisionlint.model import Finding, Severity
-
-if TYPE_CHECKING:
-    pass
 
 CODE = "PL302"
 NAME = "bf16-unsupported-gpu"

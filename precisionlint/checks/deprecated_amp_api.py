@@ -44,13 +44,9 @@ rewritten exactly (the name passed around uncalled, `*args`), no fix is offered 
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import TYPE_CHECKING
 
 from precisionlint.checks import CheckContext
 from precisionlint.model import Finding, Fix, Severity
-
-if TYPE_CHECKING:
-    pass
 
 CODE = "PL207"
 NAME = "deprecated-amp-api"

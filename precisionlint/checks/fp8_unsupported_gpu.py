@@ -36,13 +36,9 @@ No fix: which precision replaces FP8 depends on the GPU (bf16 on Ampere, fp16 wi
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import TYPE_CHECKING
 
 from precisionlint.checks import CheckContext
 from precisionlint.model import Finding, Severity
-
-if TYPE_CHECKING:
-    pass
 
 CODE = "PL304"
 NAME = "fp8-unsupported-gpu"

@@ -48,13 +48,9 @@ No fix: TF32 changes results, so enabling it is a person's decision.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import TYPE_CHECKING
 
 from precisionlint.checks import CheckContext
 from precisionlint.model import Finding, Severity
-
-if TYPE_CHECKING:
-    pass
 
 CODE = "PL305"
 NAME = "tf32-not-enabled"
