@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import difflib
 import os
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -31,21 +30,39 @@ class ConfigError(Exception):
     """A configuration problem: the CLI prints it on one line and exits with code 2."""
 
 
-@dataclass
 class Config:
-    path: Path | None = None  # the pyproject.toml it came from
-    root: Path = field(default_factory=Path.cwd)  # patterns are relative to this directory
-    select: list[str] = field(default_factory=lambda: ["ALL"])
-    ignore: list[str] = field(default_factory=list)
-    per_file_ignores: dict[str, list[str]] = field(default_factory=dict)
-    exclude: list[str] = field(default_factory=list)
-    fail_on: Severity = Severity.WARNING
-    gpus: list[str] = field(default_factory=list)
-    max_file_size: int = 10_000_000
-    max_nodes: int = 1_000_000
-    max_depth: int = 200
-    max_parse_time: float = 10.0
-    respect_gitignore: bool = True
+    """The validated [tool.precisionlint] table. A plain class, like the engine's other per-run objects:
+    `check` starts on every commit, and the dataclasses module costs it more than every class it would save."""
+
+    def __init__(
+        self,
+        path: Path | None = None,  # the pyproject.toml it came from
+        root: Path | None = None,  # patterns are relative to this directory (default: the current one)
+        select: list[str] | None = None,
+        ignore: list[str] | None = None,
+        per_file_ignores: dict[str, list[str]] | None = None,
+        exclude: list[str] | None = None,
+        fail_on: Severity = Severity.WARNING,
+        gpus: list[str] | None = None,
+        max_file_size: int = 10_000_000,
+        max_nodes: int = 1_000_000,
+        max_depth: int = 200,
+        max_parse_time: float = 10.0,
+        respect_gitignore: bool = True,
+    ) -> None:
+        self.path = path
+        self.root = root if root is not None else Path.cwd()
+        self.select = select if select is not None else ["ALL"]
+        self.ignore = ignore if ignore is not None else []
+        self.per_file_ignores = per_file_ignores if per_file_ignores is not None else {}
+        self.exclude = exclude if exclude is not None else []
+        self.fail_on = fail_on
+        self.gpus = gpus if gpus is not None else []
+        self.max_file_size = max_file_size
+        self.max_nodes = max_nodes
+        self.max_depth = max_depth
+        self.max_parse_time = max_parse_time
+        self.respect_gitignore = respect_gitignore
 
 
 def _str_list(key: str, value: Any) -> list[str]:

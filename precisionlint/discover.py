@@ -10,7 +10,6 @@ from __future__ import annotations
 import fnmatch
 import os
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from precisionlint.engine import SourceFile
@@ -23,11 +22,11 @@ DEFAULT_EXCLUDES = (
 )
 
 
-@dataclass
 class Discovery:
-    files: list[SourceFile]
-    missing: list[str]  # paths given on the command line that do not exist
-    errors: list[str] = field(default_factory=list)  # one line each: paths that exist but cannot be listed
+    def __init__(self, files: list[SourceFile], missing: list[str], errors: list[str] | None = None) -> None:
+        self.files = files
+        self.missing = missing  # paths given on the command line that do not exist
+        self.errors = errors if errors is not None else []  # one line each: paths that cannot be listed
 
 
 def _excluded(relative: str, patterns: Sequence[str]) -> bool:

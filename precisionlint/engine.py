@@ -18,7 +18,6 @@ import os
 import stat
 import sys
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 from precisionlint.checks import CheckContext, Rule
@@ -85,21 +84,30 @@ class SourceFile(NamedTuple):
     format: Format
 
 
-@dataclass
 class EngineOptions:
-    rules: Sequence[Rule]
-    gpus: tuple = ()
-    limits: Limits = field(default_factory=Limits)
-    prefilter: bool = True
+    def __init__(
+        self, rules: Sequence[Rule], gpus: tuple = (), limits: Limits | None = None, prefilter: bool = True
+    ) -> None:
+        self.rules = rules
+        self.gpus = gpus
+        self.limits = limits if limits is not None else Limits()
+        self.prefilter = prefilter
 
 
-@dataclass
 class FileResult:
-    display: str
-    findings: list[Finding]
-    document: Document | None = None
-    internal_error: bool = False
-    skipped: bool = False  # the prefilter showed it cannot hold a finding
+    def __init__(
+        self,
+        display: str,
+        findings: list[Finding],
+        document: Document | None = None,
+        internal_error: bool = False,
+        skipped: bool = False,  # the prefilter showed it cannot hold a finding
+    ) -> None:
+        self.display = display
+        self.findings = findings
+        self.document = document
+        self.internal_error = internal_error
+        self.skipped = skipped
 
 
 def _engine_finding(rule: Rule, path: str, message: str, line: int = 1, column: int = 1) -> Finding:

@@ -6,7 +6,6 @@ engine.py, which knows one file at a time.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from precisionlint.checks import Rule, all_rules
@@ -14,29 +13,50 @@ from precisionlint.config import Config, ConfigError
 from precisionlint.model import Finding
 
 
-@dataclass
 class RunRequest:
-    paths: list[str]
-    config: Config
-    rules: list[Rule]
-    gpu_names: list[str] = field(default_factory=list)
-    fix: bool = False
-    unsafe_fixes: bool = False
-    diff: bool = False
-    force_exclude: bool = False
-    jobs: int | None = None
-    progress: bool = True
+    def __init__(
+        self,
+        paths: list[str],
+        config: Config,
+        rules: list[Rule],
+        gpu_names: list[str] | None = None,
+        fix: bool = False,
+        unsafe_fixes: bool = False,
+        diff: bool = False,
+        force_exclude: bool = False,
+        jobs: int | None = None,
+        progress: bool = True,
+    ) -> None:
+        self.paths = paths
+        self.config = config
+        self.rules = rules
+        self.gpu_names = gpu_names if gpu_names is not None else []
+        self.fix = fix
+        self.unsafe_fixes = unsafe_fixes
+        self.diff = diff
+        self.force_exclude = force_exclude
+        self.jobs = jobs
+        self.progress = progress
 
 
-@dataclass
 class RunOutcome:
-    findings: list[Finding]
-    errors: list[str]  # one line each: missing paths and the like
-    internal_error: bool
-    rules_for_output: list[Rule]
-    files_checked: int = 0
-    fixed: int = 0
-    diff_text: str | None = None
+    def __init__(
+        self,
+        findings: list[Finding],
+        errors: list[str],  # one line each: missing paths and the like
+        internal_error: bool,
+        rules_for_output: list[Rule],
+        files_checked: int = 0,
+        fixed: int = 0,
+        diff_text: str | None = None,
+    ) -> None:
+        self.findings = findings
+        self.errors = errors
+        self.internal_error = internal_error
+        self.rules_for_output = rules_for_output
+        self.files_checked = files_checked
+        self.fixed = fixed
+        self.diff_text = diff_text
 
 
 def _targets(names: list[str]) -> tuple:

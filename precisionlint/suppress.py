@@ -15,7 +15,6 @@ from __future__ import annotations
 import io
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass, field
 
 from precisionlint.model import Document, Finding
 
@@ -78,10 +77,12 @@ def hash_comments(text: str) -> Iterable[tuple[int, int, str]]:
                 break
 
 
-@dataclass
 class Suppressions:
-    by_line: dict[int, frozenset[str]] = field(default_factory=dict)
-    file_wide: frozenset[str] = frozenset()
+    def __init__(
+        self, by_line: dict[int, frozenset[str]] | None = None, file_wide: frozenset[str] = frozenset()
+    ) -> None:
+        self.by_line = by_line if by_line is not None else {}
+        self.file_wide = file_wide
 
     @classmethod
     def of(cls, document: Document) -> Suppressions:

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
-from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from precisionlint.sources import LimitError
@@ -16,14 +15,27 @@ from precisionlint.sources import LimitError
 Kind = Literal["map", "seq", "scalar"]
 
 
-@dataclass
 class Node:
-    kind: Kind
-    start: int
-    end: int
-    value: Any = None  # scalars only: the Python value
-    entries: list[Entry] = field(default_factory=list)  # maps only, in source order
-    items: list[Node] = field(default_factory=list)  # sequences only
+    __slots__ = ("kind", "start", "end", "value", "entries", "items")
+
+    def __init__(
+        self,
+        kind: Kind,
+        start: int,
+        end: int,
+        value: Any = None,  # scalars only: the Python value
+        entries: list[Entry] | None = None,  # maps only, in source order
+        items: list[Node] | None = None,  # sequences only
+    ) -> None:
+        self.kind = kind
+        self.start = start
+        self.end = end
+        self.value = value
+        self.entries: list[Entry] = entries if entries is not None else []
+        self.items: list[Node] = items if items is not None else []
+
+    def __repr__(self) -> str:
+        return f"Node({self.kind}, {self.start}, {self.end})"
 
     def get(self, key: str) -> Entry | None:
         for entry in self.entries:
@@ -35,15 +47,24 @@ class Node:
         return {entry.key for entry in self.entries}
 
 
-@dataclass
 class Entry:
-    key: str
-    key_start: int
-    key_end: int
-    value: Node
-    # The whole entry, for removal fixes: [start, end) covering complete lines (and the separating comma in
-    # JSON) when the entry stands alone on its lines; None where removing it cleanly is not possible.
-    removal: tuple[int, int] | None = None
+    """A key and its value. `removal` is the whole entry, for removal fixes: [start, end) covering complete
+    lines (and the separating comma in JSON) when the entry stands alone on its lines; None where removing it
+    cleanly is not possible."""
+
+    __slots__ = ("key", "key_start", "key_end", "value", "removal")
+
+    def __init__(
+        self, key: str, key_start: int, key_end: int, value: Node, removal: tuple[int, int] | None = None
+    ) -> None:
+        self.key = key
+        self.key_start = key_start
+        self.key_end = key_end
+        self.value = value
+        self.removal = removal
+
+    def __repr__(self) -> str:
+        return f"Entry({self.key!r}, {self.key_start}, {self.value!r})"
 
 
 class NodeBudget:
