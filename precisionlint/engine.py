@@ -63,7 +63,7 @@ def might_hold_findings(data: bytes, fmt: Format) -> bool:
         wide = _wide_encoding(data)
         if wide is not None:
             # UTF-16/32 (a byte-order mark): look for the words in the decoded text, so that a config saved by
-            # a Windows tool is reported as unreadable (see _decode) rather than silently skipped.
+            # a Windows tool is reported as unreadable (see decode_source) rather than silently skipped.
             data = data.decode(wide, "replace").encode("utf-8", "replace")
     return any(word in data for word in keywords)
 
@@ -121,7 +121,7 @@ def _engine_finding(rule: Rule, path: str, message: str, line: int = 1, column: 
     )
 
 
-def _decode(data: bytes, display: str) -> str:
+def decode_source(data: bytes, display: str) -> str:
     wide = _wide_encoding(data)
     if wide is not None:
         raise SourceError(f"encoded as {wide.upper()} (byte-order mark): precisionlint reads UTF-8 files only", 1, 1)
@@ -246,7 +246,7 @@ def check_bytes(display: str, data: bytes, fmt: Format, options: EngineOptions) 
 
 def _check_bytes(display: str, data: bytes, fmt: Format, options: EngineOptions) -> FileResult:
     try:
-        text = _decode(data, display)
+        text = decode_source(data, display)
         document = load_document(display, text, fmt, options.limits)
     except SourceError as exc:
         return FileResult(display, [_engine_finding(PARSE_ERROR, display, exc.message, exc.line, exc.column)])

@@ -118,14 +118,14 @@ class FileFixResult:
 def _fix_source(source: SourceFile, options: EngineOptions, request: RunRequest) -> FileFixResult | None:
     """Read the file again (offsets must match the text being edited, even if it changed since the check)
     and run the fix passes on it. None when it cannot be read or decoded any more."""
-    from precisionlint.engine import _decode, read_source
+    from precisionlint.engine import decode_source, read_source
     from precisionlint.runner import ignored_codes
 
     data = read_source(source, options.limits)
     if isinstance(data, Finding):
         return None
     try:
-        text = _decode(data, source.display)
+        text = decode_source(data, source.display)
     except SourceError:
         return None
     ignored = ignored_codes(source.fs_path, request.config)
@@ -553,7 +553,7 @@ def plan_setting_changes(path: str, changes: dict[str, object]) -> tuple[str, st
     absent setting is inserted into its section ([trainer_config], a `trainer:` mapping...) in the file's
     own style, and that section is created when the file has none. Texts are without BOM; write the new one
     with write_atomically, which keeps the BOM. Raises ValueError when a change cannot be made cleanly."""
-    from precisionlint.engine import _decode
+    from precisionlint.engine import decode_source
     from precisionlint.sources import format_of
 
     fmt = format_of(path)
@@ -562,7 +562,7 @@ def plan_setting_changes(path: str, changes: dict[str, object]) -> tuple[str, st
     with open(path, "rb") as stream:
         data = stream.read()
     try:
-        text = _decode(data, path)
+        text = decode_source(data, path)
     except SourceError as exc:
         raise ValueError(f"{path}: {exc}") from None
     # Two steps, each verified on its own: values changed or removed in place, then the absent settings

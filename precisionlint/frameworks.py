@@ -342,9 +342,9 @@ def literal_value(node: ast.expr, constants: dict[str, Any]) -> Any:
 def python_settings(document: Document) -> list[Setting]:
     tree = document.tree
     aliases = import_aliases(tree)
-    wanted = {name for call in CALLS for name in call.names}
-    if not any(origin.rsplit(".", 1)[-1] in wanted or "." not in origin for origin in aliases.values()):
-        return []
+    packages = {module for call in CALLS for module in call.modules}
+    if not any(origin.split(".", 1)[0] in packages for origin in aliases.values()):
+        return []  # no callee can resolve into a framework: nothing to walk for
     from precisionlint.sources.positions import node_offsets
 
     constants = _module_constants(tree)

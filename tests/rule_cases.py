@@ -14,9 +14,10 @@ code that must give no finding of any rule but those its options.toml `allow`s).
 
 from __future__ import annotations
 
-import tomlkit
 from dataclasses import dataclass, field
 from pathlib import Path
+
+import tomlkit
 
 ROOT = Path(__file__).resolve().parent.parent
 RULES_DIR = ROOT / "rules"

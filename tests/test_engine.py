@@ -235,14 +235,14 @@ def test_prefilter_keywords_are_bytes() -> None:
 
 def test_python_settings_guard_is_sound() -> None:
     """python_source skips python_settings() when no framework module is named: never when it finds one."""
-    from precisionlint.engine import _decode
+    from precisionlint.engine import decode_source
     from precisionlint.frameworks import python_settings
     from precisionlint.sources import load_document
     from precisionlint.sources.python_source import may_import_a_framework
 
     for path in sorted(ROOT.glob("rules/*/*.py")) + sorted(ROOT.glob("examples/**/*.py")):
         try:
-            document = load_document(path.name, _decode(path.read_bytes(), path.name), "python")
+            document = load_document(path.name, decode_source(path.read_bytes(), path.name), "python")
         except Exception:
             continue
         if not may_import_a_framework(document.text):

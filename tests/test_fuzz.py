@@ -19,7 +19,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from precisionlint.checks import all_rules
-from precisionlint.engine import EngineOptions, _decode, check_bytes, might_hold_findings
+from precisionlint.engine import EngineOptions, check_bytes, decode_source, might_hold_findings
 from precisionlint.hardware import resolve_targets
 from precisionlint.sources import LimitError, Limits, SourceError, format_of, load_document
 
@@ -170,7 +170,7 @@ def assert_sane(fmt: str, data: bytes, options: EngineOptions = OPTIONS) -> None
 
 def assert_loader_contract(fmt: str, data: bytes) -> None:
     try:
-        text = _decode(data, "fuzz")
+        text = decode_source(data, "fuzz")
     except SourceError:
         return
     try:

@@ -216,7 +216,7 @@ def test_json_array() -> None:
     assert text.endswith("]\n") and text.startswith("[\n  {")
     data = json.loads(text)
     assert isinstance(data, list) and len(data) == len(FINDINGS)
-    for element, source in zip(data, FINDINGS):
+    for element, source in zip(data, FINDINGS, strict=True):
         assert set(element) == JSON_KEYS
         assert element["severity"] in {"error", "warning", "info"}
         assert (element["line"], element["column"], element["end_line"], element["end_column"]) == (
@@ -457,7 +457,7 @@ def test_sarif_with_the_real_registry(sarif_validator: jsonschema.protocols.Vali
     findings = [finding(rule.code, rule.name, rule.severity, f"f{i}.toml") for i, rule in enumerate(rules)]
     driver = sarif(findings, sarif_validator, rules=rules)["runs"][0]["tool"]["driver"]
     assert [r["id"] for r in driver["rules"]] == sorted(rule.code for rule in rules)
-    for descriptor, rule in zip(driver["rules"], sorted(rules, key=lambda r: r.code)):
+    for descriptor, rule in zip(driver["rules"], sorted(rules, key=lambda r: r.code), strict=True):
         assert descriptor["help"]["markdown"] == rule.doc.strip()
         assert descriptor["shortDescription"]["text"] == rule.summary
 
