@@ -428,6 +428,10 @@ def estimated_memory(data: bytes, fmt: Format) -> int:
 def check_bytes(display: str, data: bytes, fmt: Format, options: EngineOptions) -> FileResult:
     """Decode, parse and check one file's bytes. Never raises (short of KeyboardInterrupt/SystemExit): every
     problem is a finding for this file."""
+    from precisionlint.sources.not_config import not_a_config
+
+    if not_a_config(display, data, fmt):  # data or a vocabulary: skipped before its size could count against it
+        return FileResult(display, [], skipped=True)
     budget = getattr(options.limits, "max_memory", 0)
     if budget:
         needed = estimated_memory(data, fmt)
@@ -462,10 +466,6 @@ def check_bytes(display: str, data: bytes, fmt: Format, options: EngineOptions) 
 
 
 def _check_bytes(display: str, data: bytes, fmt: Format, options: EngineOptions) -> FileResult:
-    from precisionlint.sources.not_config import not_a_config
-
-    if not_a_config(display, data, fmt):  # a vocabulary, a lock file, data: decided before any parse
-        return FileResult(display, [], skipped=True)
     try:
         text = decode_source(data, display, fmt)
         document = load_document(display, text, fmt, options.limits)

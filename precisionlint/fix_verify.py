@@ -188,9 +188,10 @@ def parse_config(fmt: str, text: str) -> list[Any]:
 
             return list(_yaml().load_all(text))
         if fmt == "json":
-            from precisionlint.sources.json_source import _reject_constant
+            from precisionlint.sources.json_source import _reject_constant, without_comments
 
-            return [json.loads(text, object_pairs_hook=_JsonObject, parse_constant=_reject_constant)]
+            plain = without_comments(text) or text  # JSON with comments reads back as its loader reads it
+            return [json.loads(plain, object_pairs_hook=_JsonObject, parse_constant=_reject_constant)]
     except RecursionError:
         raise _Unverifiable("the fixed file would be nested too deeply to verify") from None
     except Exception:  # each library has its own error types; any of them means "does not parse"

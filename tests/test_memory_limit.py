@@ -53,3 +53,17 @@ def test_max_memory_setting(tmp_path: Path) -> None:
     (tmp_path / "pyproject.toml").write_text("[tool.precisionlint]\nmax-memory = -1\n")
     result = subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, check=False)
     assert result.returncode == 2 and "max-memory" in result.stderr
+
+
+def test_a_data_file_is_skipped_as_data_not_reported_over_the_limit() -> None:
+    """VQA/COCO-style annotations (`{"annotations": [{...}, ...]}`) are data: recognised from their first
+    kilobytes and skipped quietly, even when they are too large to analyse, instead of a limit-exceeded error."""
+    record = '{"question_id": %d, "answers": [{"answer": "half", "answer_id": 1}, {"answer": "fp16", "answer_id": 2}]}'
+    data = ('{"annotations": [' + ", ".join(record % i for i in range(40_000)) + "]}").encode()
+    options = EngineOptions(rules=all_rules(), limits=Limits(max_memory=50_000_000))
+    result = check_bytes("val_annotations.json", data, "json", options)
+    assert result.findings == [] and result.skipped
+    # A config of the same size with a few nested objects is still a config: over the limit, it is reported.
+    config = ('{"fp16": {"enabled": true}, "notes": "' + "x" * 2_000_000 + '"}').encode()
+    [finding] = check_bytes("ds_config.json", config, "json", options).findings
+    assert finding.code == "PL003"

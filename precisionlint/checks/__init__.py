@@ -163,6 +163,7 @@ READ_KINDS = {
     "torch": "PyTorch code",
     "python": "Python files",
     "yaml": "YAML files",
+    "json": "JSON files",
     "launchers": "launch scripts",
     "pins": "version pins",
     "comments": "suppression comments",

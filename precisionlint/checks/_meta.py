@@ -18,10 +18,11 @@ def _never(_ctx: object) -> Iterable[Finding]:
 PARSE_ERROR_DOC = """\
 ## What it does
 Reports a file that cannot be parsed as TOML, YAML, JSON or Python, or that is not valid UTF-8, with the
-parser's own line and column. A key that appears twice in one TOML table or JSON object is reported too: TOML
-forbids it, and in JSON, where the grammar allows it, DeepSpeed rejects such a config while Python's `json`
-silently keeps the last value. (A YAML key repeated in one mapping is not a parse error: PyYAML and OmegaConf
-load it last-wins, so the file is checked that way and the repetition is reported by `duplicate-key`.)
+parser's own line and column. A key that appears twice in one TOML table is reported too: TOML forbids it.
+(A key repeated in one YAML mapping or JSON object is not a parse error: PyYAML, OmegaConf and Python's `json`
+load it last-wins, so the file is checked that way and the repetition is reported by `duplicate-key`.) JSON
+with `//` and `/* */` comments is read as DeepSpeed (hjson) and Coqui TTS read it: valid once its comments are
+blanked, it is not a parse error.
 Python that only a newer interpreter can parse is reported by `newer-python-syntax` instead.
 
 ## Why is this bad?

@@ -1,6 +1,6 @@
 """## What it does
-Finds a key written twice in one YAML mapping, and a mapping with more than one `<<` merge key. Each
-occurrence is reported on its own line.
+Finds a key written twice in one YAML mapping or JSON object, and a YAML mapping with more than one `<<` merge
+key. Each occurrence is reported on its own line.
 
 ## Why is this bad?
 YAML forbids duplicate keys, but the loaders training code uses accept them: PyYAML (`yaml.safe_load`, which
@@ -9,6 +9,11 @@ every `<<` merge, a later one overriding an earlier one. Strict loaders (ruamel.
 refuse the file. The config therefore says two things: a reader sees the first `precision: 16-mixed` and
 believes it, while the job runs with the `precision: bf16-true` three lines below. precisionlint checks the
 file as PyYAML loads it (last value wins) and reports the duplicate.
+
+JSON's grammar allows a repeated name (RFC 8259 only says names SHOULD be unique), and Python's `json`, which
+the Transformers Trainer, Accelerate and Coqui TTS read configs with, keeps the last value; DeepSpeed loads its
+config with a hook that refuses the file ("Duplicate keys in DeepSpeed config"). A JSON file is checked
+last-wins too; the finding is an error when the file holds DeepSpeed settings, a warning otherwise.
 
 Only files that may hold a precision setting are read (the same quick text filter as every config rule).
 
@@ -34,6 +39,8 @@ No fix: which occurrence the author meant to keep is their decision (the one tha
 - YAML 1.2, mappings: "the keys of a mapping must be unique": https://yaml.org/spec/1.2.2/#mapping
 - PyYAML `SafeConstructor.construct_mapping` / `flatten_mapping` (last value wins; every merge applied)
 - Merge key type: https://yaml.org/type/merge.html
+- RFC 8259, section 4 (names within an object SHOULD be unique): https://www.rfc-editor.org/rfc/rfc8259#section-4
+- DeepSpeed `DeepSpeedConfig`: `hjson.load(..., object_pairs_hook=dict_raise_error_on_duplicate_keys)`
 """
 
 from __future__ import annotations
@@ -46,12 +53,20 @@ from precisionlint.model import Finding, Severity, Span
 CODE = "PL004"
 NAME = "duplicate-key"
 SEVERITY = Severity.WARNING
-SUMMARY = "A YAML key (or `<<` merge) repeated in one mapping; loaders keep the last one."
+SUMMARY = "A YAML or JSON key (or a YAML `<<` merge) repeated in one mapping; loaders keep the last one."
 TARGET = "settings"
-READS = "yaml"
+READS = "yaml, json"
 
 
 def check(ctx: CheckContext) -> Iterator[Finding]:
+    severity: Severity | None = None
+    kept = "the one PyYAML and OmegaConf keep, strict YAML loaders refuse the file"
+    ignored = "ignored by PyYAML and OmegaConf, which keep"
+    if ctx.document.format == "json":
+        kept = "the one Python's json keeps; DeepSpeed refuses the file"
+        ignored = "ignored by Python's json, which keeps"
+        if any(setting.framework == "deepspeed" for setting in ctx.settings):
+            severity = Severity.ERROR  # a DeepSpeed config: the job will not start
     for key, positions in ctx.document.duplicate_keys:
         lines = ", ".join(str(line) for line, _ in positions)
         last_line = positions[-1][0]
@@ -63,8 +78,8 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
                            "`<<: [*a, *b]`")
             elif index + 1 == len(positions):
                 message = (f"key '{shown}' appears {len(positions)} times in this mapping (lines {lines}); this last "
-                           "value is the one PyYAML and OmegaConf keep, strict YAML loaders refuse the file")
+                           f"value is {kept}")
             else:
                 message = (f"key '{shown}' appears {len(positions)} times in this mapping (lines {lines}); this value "
-                           f"is ignored by PyYAML and OmegaConf, which keep the one on line {last_line}")
-            yield ctx.report(Span.point(line, column, len(key)), message)
+                           f"is {ignored} the one on line {last_line}")
+            yield ctx.report(Span.point(line, column, len(key)), message, severity=severity)

@@ -4,11 +4,11 @@ The standard library validates and decodes (fast, exact error positions); a smal
 walks the same text once more to record where every key and value starts and ends. It is iterative so that
 deeply nested input cannot exhaust the stack, and it counts nodes against the per-file budget.
 
-Duplicate keys in one object are a parse error (PL001) at the second key, as in TOML and YAML, whose specs
-forbid them. JSON's grammar allows them (RFC 8259 only says names SHOULD be unique), but readers disagree on
-what they mean: DeepSpeed loads its config with a hook that rejects duplicates ("Duplicate keys in DeepSpeed
-config"), while Python's json, which the Transformers Trainer uses, silently keeps the last value. Either way
-the file does not say one thing, so precisionlint says so rather than guess which value a check should see.
+A key repeated in one object keeps its last value, as Python's json (which the Transformers Trainer,
+Accelerate and Coqui TTS use) reads it; the repetition is reported by the duplicate-key rule, as an error in a
+DeepSpeed config, whose loader refuses it. JSON with comments (`//`, `/* */`) is read as its readers read it:
+DeepSpeed loads config files with hjson and Coqui TTS strips comments, so a file that is valid JSON once its
+comments are blanked is checked, with every position unchanged.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import re
 from bisect import bisect_right
+from collections.abc import Collection
 
 from precisionlint.model import Document
 from precisionlint.sources import LimitError, Limits, SourceError
@@ -28,20 +29,64 @@ _JSON_NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(\.[0-9]+)?([eE][-+]?[0-9]+)?")  
 
 
 def load(path: str, text: str, limits: Limits) -> Document:
+    scanned = text
     try:
         json.loads(text, parse_constant=_reject_constant)
     except json.JSONDecodeError as exc:
-        raise SourceError(f"invalid JSON: {exc.msg}", exc.lineno, exc.colno) from None
+        scanned = _validated_without_comments(text, exc)
     except RecursionError:
         raise LimitError("nesting too deep to parse") from None
     except ValueError as exc:
         raise SourceError(f"invalid JSON: {exc}") from None
-    root = parse_positions(text, NodeBudget(limits.max_nodes, limits.max_depth))
+    duplicates: list[tuple[str, tuple[tuple[int, int], ...]]] = []
+    root = parse_positions(scanned, NodeBudget(limits.max_nodes, limits.max_depth), duplicates)
     document = Document(path=path, text=text, format="json", tree=root)
+    document.duplicate_keys = duplicates
     from precisionlint.frameworks import config_settings
 
     document.settings = config_settings(document, root)
     return document
+
+
+# JSON with comments (JSONC): `//` line and `/* */` block comments outside strings. Many readers of training
+# configs accept them: DeepSpeed reads a config file with hjson, Coqui TTS strips them before json.loads, and
+# editors' settings use them. A file that is valid once they are blanked is checked, not reported as broken.
+_STRING_OR_COMMENT = re.compile(r'"(?:[^"\\\n]|\\.)*"|//[^\n]*|/\*[\s\S]*?\*/')
+_NOT_NEWLINE = re.compile(r"[^\n]")
+
+
+def without_comments(text: str) -> str | None:
+    """`text` with every JSONC comment replaced by spaces (line breaks kept, so every position stays the
+    same), or None when it has no comment."""
+    if "/" not in text:
+        return None
+    found = False
+
+    def blank(match: re.Match[str]) -> str:
+        nonlocal found
+        token = match.group()
+        if token.startswith('"'):
+            return token
+        found = True
+        return _NOT_NEWLINE.sub(" ", token)
+
+    blanked = _STRING_OR_COMMENT.sub(blank, text)
+    return blanked if found else None
+
+
+def _validated_without_comments(text: str, error: json.JSONDecodeError) -> str:
+    """The comment-free text to scan for positions, when comments are all that made `text` invalid JSON;
+    otherwise the original error."""
+    blanked = without_comments(text)
+    if blanked is not None:
+        try:
+            json.loads(blanked, parse_constant=_reject_constant)
+            return blanked
+        except json.JSONDecodeError as second:
+            error = second
+        except (RecursionError, ValueError):
+            pass
+    raise SourceError(f"invalid JSON: {error.msg}", error.lineno, error.colno) from None
 
 
 def _reject_constant(name: str) -> float:
@@ -57,7 +102,7 @@ class _Frame:
         self.pending_key: str | None = None
         self.pending_key_span = (0, 0)
         self.entry_start = 0
-        self.keys: set[str] | None = None
+        self.keys: dict[str, list[tuple[int, int]]] | None = None  # key -> (start, end) of each occurrence
 
 
 def _skip(text: str, pos: int) -> int:
@@ -69,9 +114,13 @@ def _string(token: str) -> str:
     return token[1:-1] if "\\" not in token else json.loads(token)  # type: ignore[no-any-return]
 
 
-def parse_positions(text: str, budget: NodeBudget) -> Node:
-    """Positions of an already validated JSON text."""
+def parse_positions(
+    text: str, budget: NodeBudget, duplicates: list[tuple[str, tuple[tuple[int, int], ...]]] | None = None
+) -> Node:
+    """Positions of an already validated JSON text. A key repeated in one object keeps its last value, as
+    json.loads does; each repeated key and the (line, column) of its occurrences go to `duplicates`."""
     stack: list[_Frame] = []
+    repeated: list[_Frame] = []  # objects with a repeated key: their members get no removal range
     root: Node | None = None
     pos = _skip(text, 0)
 
@@ -86,6 +135,8 @@ def parse_positions(text: str, budget: NodeBudget) -> Node:
             frame.node.items.append(node)
         else:
             key = frame.pending_key or ""
+            if frame.keys is not None and len(frame.keys[key]) > 1:  # the earlier value is overridden
+                frame.node.entries = [entry for entry in frame.node.entries if entry.key != key]
             frame.node.entries.append(Entry(key, frame.pending_key_span[0], frame.pending_key_span[1], node))
             frame.pending_key = None
 
@@ -117,14 +168,11 @@ def parse_positions(text: str, budget: NodeBudget) -> Node:
                 # A key: the next character is ':'.
                 key = _string(match.group())
                 if top.keys is None:
-                    top.keys = set()
-                if key in top.keys:
-                    raise SourceError(
-                        f'duplicate key "{_shorten(key)}" in one object: DeepSpeed rejects the file, '
-                        "Python's json keeps the last value",
-                        *_line_col(text, pos),
-                    )
-                top.keys.add(key)
+                    top.keys = {}
+                occurrences = top.keys.setdefault(key, [])
+                occurrences.append((pos, end))
+                if len(occurrences) == 2 and not any(frame is top for frame in repeated):
+                    repeated.append(top)
                 top.pending_key = key
                 top.pending_key_span = (pos, end)
                 pos = _skip(text, after + 1)
@@ -140,7 +188,13 @@ def parse_positions(text: str, budget: NodeBudget) -> Node:
         pos = _skip(text, match.end())
     if root is None:
         raise SourceError("empty JSON document")
-    _set_removals(text, root, budget)
+    _set_removals(text, root, budget, {id(frame.node) for frame in repeated})
+    if duplicates is not None:
+        for frame in repeated:
+            assert frame.keys is not None
+            for key, occurrences in frame.keys.items():
+                if len(occurrences) > 1:
+                    duplicates.append((key, tuple(_line_col(text, start) for start, _ in occurrences)))
     return root
 
 
@@ -160,9 +214,10 @@ def _scalar(word: str) -> object:
         return float(word.lower().replace("infinity", "inf"))
 
 
-def _set_removals(text: str, root: Node, budget: NodeBudget) -> None:
+def _set_removals(text: str, root: Node, budget: NodeBudget, skip: Collection[int] = ()) -> None:
     """Removal range of each object member: its own lines plus the comma that separates it from a neighbour,
-    so that deleting the range leaves valid JSON."""
+    so that deleting the range leaves valid JSON. Members of the objects in `skip` (those with a repeated key,
+    whose overridden occurrences are not entries) get none."""
     starts = [0]  # line starts, so that finding an entry's line is a bisection even in minified JSON
     newline = text.find("\n")
     while newline != -1:
@@ -179,6 +234,9 @@ def _set_removals(text: str, root: Node, budget: NodeBudget) -> None:
             todo.extend(node.items)
             continue
         if node.kind != "map":
+            continue
+        if id(node) in skip:
+            todo.extend(entry.value for entry in node.entries)
             continue
         for index, entry in enumerate(node.entries):
             todo.append(entry.value)
@@ -200,11 +258,6 @@ def _set_removals(text: str, root: Node, budget: NodeBudget) -> None:
             else:
                 # The only member: its whole lines when it stands alone on them ("{\n}" stays valid JSON).
                 entry.removal = whole_line_range(text, start, end, starts) or (start, end)
-
-
-def _shorten(key: str) -> str:
-    key = " ".join(key.split())
-    return key if len(key) <= 60 else key[:57] + "..."
 
 
 def _line_col(text: str, pos: int) -> tuple[int, int]:

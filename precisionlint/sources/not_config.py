@@ -27,6 +27,10 @@ DATA_SIZE = 100_000
 _SAMPLE = 8192
 # The `tokenizers` library writes these keys first, in this order (tokenizer.json saved under any name).
 _TOKENIZER = re.compile(rb'\{\s*"version"\s*:\s*"[^"]*"\s*,\s*"truncation"\s*:[\s\S]*?"added_tokens"\s*:\s*\[')
+# Between two records of a list: `}, {`. A config lists a few objects; a data file (COCO or VQA annotations,
+# `{"annotations": [{...}, {...}, ...]}`) has dozens in its first kilobytes.
+_RECORD_BREAK = re.compile(rb"\}\s*,\s*\{")
+_RECORDS_IN_SAMPLE = 40
 _FLAT_PAIR = re.compile(rb'"(?:[^"\\]|\\.)*"\s*:\s*(?:-?[0-9][0-9.eE+-]*|"(?:[^"\\]|\\.)*"|true|false|null)\s*,')
 
 
@@ -47,6 +51,8 @@ def reason(display: str, data: bytes, fmt: str) -> str | None:
             body = head[1:]
             if b"{" not in body and b"[" not in body and len(_FLAT_PAIR.findall(body)) >= 50:
                 return "a large flat mapping of scalars (a vocabulary or data): not a config"
+            if len(_RECORD_BREAK.findall(head)) >= _RECORDS_IN_SAMPLE:
+                return "a large object holding lists of records (annotations or other data): not a config"
     return None
 
 
