@@ -18,6 +18,28 @@ PRECISIONLINT_CACHE_DIR environment variable moves it; `--no-cache` turns it off
 so that it is never committed, and a CACHEDIR.TAG so that backup tools skip it. It is read as JSON and never
 unpickled: a cache directory that came with a cloned repository must not be able to run code.
 
+Unchanged files are not even read. Beside the results, a file index (one per version of precisionlint's code,
+as git's index) keeps for each path the `stat` of the file when it was last read (size, modification and change
+times in nanoseconds, inode, device) with what its bytes showed: their hash, whether the prefilter let them
+through, whether their context key names their folder. A later run that finds the same `stat` takes those from
+the index instead of reading, hashing and prefiltering the file again. It is trusted only as far as `stat` can
+tell a change:
+
+- the stat is the one of the open descriptor, taken before the bytes are read, so that any write after it
+  changes what a later stat sees;
+- an entry is recorded only for a file whose modification and change times are older than the run's start by
+  more than a timestamp tick (settled(); the "racy git" problem: a file written again within the same tick as
+  the read would keep its stat; a file too young is read again by the next run, which records it then);
+- the change time (ctime) is compared too: a rewrite that keeps the size and puts the old modification time
+  back (os.utime, `cp -p`, `touch -r`) still moves it, and so does a replacement by rename; no program can set
+  it. Where the platform has no such time (Windows' st_ctime is the creation time), no index is used;
+- a symbolic link is looked up by its own path with the stat of its target, so a link pointed elsewhere is a
+  miss. Clocks that disagree (a network file system whose server is behind the client by more than the
+  margin) are outside what this can see.
+
+The results of a file whose findings read other files (pins, linked configs) are keyed on those files' stat
+in the same way (precisionlint.project.file_signature), and not stored while one of them is too young.
+
 Safe under concurrent runs and a killed process: a cache file is written whole to a temporary file in the same
 folder and renamed over the old one (atomic), after merging in what another run stored meanwhile. Its first line
 holds a hash of the rest, so a torn or damaged file (a crash before the data reached the disk) is never read;
@@ -28,6 +50,7 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 import sys
 import time
 from pathlib import Path
@@ -83,14 +106,14 @@ def code_fingerprint() -> str:
     return _digest("\n".join(parts))
 
 
-def settings_key(options: EngineOptions) -> str:
+def settings_key(options: EngineOptions, fingerprint: str | None = None) -> str:
     from precisionlint import __version__
 
     rules = sorted((rule.code, rule.name, int(rule.severity), rule.target) for rule in options.rules)
     material = repr((
         FORMAT_VERSION,
         __version__,
-        code_fingerprint(),
+        fingerprint if fingerprint is not None else code_fingerprint(),
         sys.version,
         rules,
         tuple(options.gpus),
@@ -135,6 +158,11 @@ def _decode(row: list[Any], path: str) -> Finding:
     )
 
 
+# In a context key: a file the findings read was changed too recently for its stat to show a further change
+# (precisionlint.project.file_signature). Such results are not stored.
+UNSETTLED = "~unsettled"
+
+
 def cacheable(result: FileResult) -> bool:
     """Whether a result is the same whenever the same content is checked with the same settings."""
     if result.internal_error:
@@ -155,8 +183,13 @@ class ResultCache:
         self.folder = directory / FORMAT_VERSION
         # Not named .json: a cache folder walked by a check (outside git, in a custom cache-dir) holds no
         # file that precisionlint would read as a config.
-        self.file = self.folder / f"{settings_key(options)}.results"
+        fingerprint = code_fingerprint()
+        self.file = self.folder / f"{settings_key(options, fingerprint)}.results"
         self.today = int(time.time() // 86_400)
+        # What files' bytes showed, by their stat: shared by every settings key of this code.
+        self.files: FileIndex | None = (
+            FileIndex(self.folder / f"{fingerprint}.files", self.today) if USES_INDEX else None
+        )
         self.entries: dict[str, list[Any]] | None = None  # identity -> [day last used, [finding rows]]
         self.changed = False
         self.hits = 0
@@ -190,7 +223,7 @@ class ResultCache:
     # -- writing -------------------------------------------------------------------------------------------
 
     def put(self, identity: str, result: FileResult) -> None:
-        if not cacheable(result):
+        if not cacheable(result) or UNSETTLED in identity:
             return
         self._load()[identity] = [self.today, [_encode(f) for f in result.findings]]
         self.changed = True
@@ -198,19 +231,26 @@ class ResultCache:
     def save(self) -> None:
         """Write the entries (merged with what another run wrote meanwhile) atomically. Never raises for an
         unwritable cache: the run's findings do not depend on it."""
-        if not self.changed or self.entries is None:
+        results = self.changed and self.entries is not None
+        files = self.files is not None and self.files.changed and self.files.entries is not None
+        if not results and not files:
             return
         created = not self.directory.exists()
         try:
-            self._prepare()
-            merged = _read(self.file)
-            oldest = self.today - KEEP_DAYS
-            for identity, entry in merged.items():
-                if identity not in self.entries and isinstance(entry, list) and entry and _day(entry) >= oldest:
-                    self.entries[identity] = entry
-            kept = {k: v for k, v in self.entries.items() if _day(v) >= oldest}
-            _write_atomic(self.file, kept)
-            self.changed = False
+            if results:
+                assert self.entries is not None
+                self._prepare()
+                merged = _read(self.file)
+                oldest = self.today - KEEP_DAYS
+                for identity, entry in merged.items():
+                    if identity not in self.entries and isinstance(entry, list) and entry and _day(entry) >= oldest:
+                        self.entries[identity] = entry
+                kept = {k: v for k, v in self.entries.items() if _day(v) >= oldest}
+                _write_atomic(self.file, kept)
+                self.changed = False
+            if files:
+                assert self.files is not None
+                self.files.save(self._prepare)
             self._tidy()
         except OSError:
             if created:  # leave no empty folder behind where nothing could be written
@@ -239,8 +279,10 @@ class ResultCache:
                     if entry.path == str(self.file):
                         continue
                     age = now - entry.stat().st_mtime
+                    if entry.path == str(getattr(self.files, "file", "")):
+                        continue
                     if (entry.name.endswith(".tmp") and age > TEMP_SECONDS) or (
-                        entry.name.endswith(".results") and age > STALE_SECONDS
+                        entry.name.endswith((".results", ".files")) and age > STALE_SECONDS
                     ):
                         try:
                             os.unlink(entry.path)
@@ -248,6 +290,123 @@ class ResultCache:
                             pass
         except OSError:
             pass
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# The file index: what a file's bytes showed, by the stat of the file (see the module's docstring)
+# ---------------------------------------------------------------------------------------------------------------
+
+# A file whose modification or change time is this close to the run's start may be written again within the same
+# timestamp tick after it was read, and its stat could not show that write: it is not trusted (racy git). File
+# systems keep times to the nanosecond (ext4, XFS, Btrfs, APFS, tmpfs; Linux stamps them from a clock that lags
+# by up to one scheduler tick, 10 ms at most), 10 ms (exFAT), 1 s (HFS+, ext3) or 2 s (FAT). A time that is a
+# whole second may come from a coarse one (or from an archive's extraction, whose files are old anyway): then
+# the wider margin holds.
+RACY_SECONDS = 0.2
+COARSE_RACY_SECONDS = 2.0
+
+
+def settled(info: os.stat_result, now_ns: int) -> bool:
+    """Whether every write to this file after `now_ns` must change what stat says of it (its times moved)."""
+    coarse = info.st_mtime_ns % 1_000_000_000 == 0 or info.st_ctime_ns % 1_000_000_000 == 0
+    margin = COARSE_RACY_SECONDS if coarse else RACY_SECONDS
+    return max(info.st_mtime_ns, info.st_ctime_ns) < now_ns - int(margin * 1e9)
+# Windows reports the creation time as st_ctime, which a rewrite in place does not move.
+USES_INDEX = os.name != "nt"
+
+HOLDS = 1  # the prefilter lets the bytes through (engine.might_hold_findings)
+NAMES_OTHERS = 2  # the context key names the folder (project.context.names_other_files)
+
+
+def stat_key(info: os.stat_result) -> tuple[int, int, int, int, int]:
+    """What the index compares: size, modification and change times (ns), inode, device."""
+    return (info.st_size, info.st_mtime_ns, info.st_ctime_ns, info.st_ino, info.st_dev)
+
+
+class FileIndex:
+    """One run's view of the file index: read on the first lookup, written by save() when something changed.
+    Entries: absolute path -> [size, mtime ns, ctime ns, inode, device, content hash, flags, day last used]."""
+
+    def __init__(self, file: Path, today: int) -> None:
+        self.file = file
+        self.today = today
+        self.entries: dict[str, list[Any]] | None = None
+        self.dropped: set[str] = set()  # entries found stale in this run: not merged back from the disk
+        self.changed = False
+        self.hits = 0
+        self.recorded = 0
+        self.started = time.time_ns()  # before any file of the run is read
+        self.cwd = os.path.join(os.getcwd(), "")  # with a trailing separator
+
+    def _load(self) -> dict[str, list[Any]]:
+        if self.entries is None:
+            self.entries = _read(self.file)
+        return self.entries
+
+    def key(self, fs_path: str) -> str:
+        # os.path.join's result for POSIX paths (the only ones indexed: USES_INDEX), without its cost per file
+        return fs_path if fs_path.startswith("/") else self.cwd + fs_path
+
+    def lookup(self, fs_path: str, info: os.stat_result) -> tuple[str, bool, bool] | None:
+        """What the bytes of this file showed when it was read with this very stat: their hash, whether the
+        prefilter lets them through, whether their context key names their folder. None when not known."""
+        key = self.key(fs_path)
+        entries = self.entries if self.entries is not None else self._load()
+        entry = entries.get(key)
+        if entry is None:
+            return None
+        try:
+            same = (entry[0] == info.st_size and entry[1] == info.st_mtime_ns and entry[2] == info.st_ctime_ns
+                    and entry[3] == info.st_ino and entry[4] == info.st_dev and stat.S_ISREG(info.st_mode))
+            flags = entry[6]
+            known = (entry[5], bool(flags & HOLDS), bool(flags & NAMES_OTHERS)) if same and isinstance(
+                entry[5], str) and isinstance(flags, int) else None
+        except (TypeError, IndexError):  # an entry of an unexpected shape: treat it as stale
+            known = None
+        if known is None:
+            del entries[key]
+            self.dropped.add(key)
+            self.changed = True
+            return None
+        if entry[7] != self.today:
+            entry[7] = self.today
+            self.changed = True
+        self.hits += 1
+        return known
+
+    def record(self, fs_path: str, info: os.stat_result, digest: str, holds: bool, names_others: bool) -> None:
+        """Remember what the bytes read under this stat showed; `info` must be the stat of the descriptor they
+        were read from, taken before reading. A file too young to be told apart from a write in the same tick
+        is not recorded."""
+        if not stat.S_ISREG(info.st_mode) or not settled(info, self.started):
+            return
+        key = self.key(fs_path)
+        flags = (HOLDS if holds else 0) | (NAMES_OTHERS if names_others else 0)
+        self._load()[key] = [*stat_key(info), digest, flags, self.today]
+        self.dropped.discard(key)
+        self.changed = True
+        self.recorded += 1
+
+    def save(self, prepare: Any) -> None:
+        """Merge with what another run wrote meanwhile, and write atomically (OSError is the caller's)."""
+        if not self.changed or self.entries is None:
+            return
+        prepare()
+        oldest = self.today - KEEP_DAYS
+        merged = _read(self.file)
+        for key, entry in merged.items():
+            if key not in self.entries and key not in self.dropped and isinstance(entry, list) and len(entry) == 8:
+                self.entries[key] = entry
+        kept = {k: v for k, v in self.entries.items() if _file_day(v) >= oldest}
+        _write_atomic(self.file, kept)
+        self.changed = False
+
+
+def _file_day(entry: Any) -> int:
+    try:
+        return int(entry[7])
+    except (TypeError, ValueError, IndexError):
+        return -1
 
 
 def _day(entry: Any) -> int:

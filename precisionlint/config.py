@@ -28,7 +28,6 @@ the file and the key (exit code 2).
 
 from __future__ import annotations
 
-import difflib
 import os
 import re
 from pathlib import Path
@@ -245,6 +244,8 @@ def parse_table(table: Any, path: Path | None) -> Config:
     for key, value in table.items():
         spelled = key.replace("_", "-")
         if spelled not in _KEYS:
+            import difflib  # only for the message
+
             close = difflib.get_close_matches(spelled, list(_KEYS), n=1)
             hint = f" (did you mean '{close[0]}'?)" if close else f" (known keys: {', '.join(_KEYS)})"
             raise ConfigError(f"{where}unknown key '{key}' in {table_name}{hint}")
@@ -305,30 +306,51 @@ def load_config(explicit: str | None = None, start: Path | None = None) -> Confi
 
 
 class ConfigFinder:
-    """Finds the nearest configuration of each directory, reading each file once per run."""
+    """Finds the nearest configuration of each directory, reading each file once per run.
+
+    Folders are handled as strings, and a folder's real path is its parent's real path and its name unless it is
+    a symbolic link itself: a warm run over a large tree spends its time here otherwise (pathlib, and a system
+    call per path component to resolve each folder)."""
 
     def __init__(self) -> None:
-        self._by_directory: dict[str, Config | None] = {}
+        self._by_directory: dict[str, Config | None] = {}  # by real path
         self._by_folder_name: dict[str, Config | None] = {}  # as a file's folder is spelled, before resolving
+        self._real: dict[str, str] = {}
 
     def for_directory(self, directory: Path) -> Config | None:
         try:
-            start = directory.resolve()
-        except (OSError, RuntimeError):
+            start = self._real_path(os.path.abspath(directory))
+        except (OSError, ValueError, RecursionError):
             return None
         walked: list[str] = []
         found: Config | None = None
-        for folder in (start, *start.parents):
-            key = str(folder)
-            if key in self._by_directory:
-                found = self._by_directory[key]
+        folder = start
+        while True:
+            if folder in self._by_directory:
+                found = self._by_directory[folder]
                 break
-            walked.append(key)
+            walked.append(folder)
             found = self._here(folder)
-            if found is not None or (folder / ".git").exists():
+            if found is not None or os.path.exists(os.path.join(folder, ".git")):
                 break  # as before: the search ends at the repository's root
+            parent = os.path.dirname(folder)
+            if parent == folder:
+                break
+            folder = parent
         for key in walked:
             self._by_directory[key] = found
+        return found
+
+    def _real_path(self, folder: str) -> str:
+        """os.path.realpath of an absolute, normalised folder, from its parent's (memoised)."""
+        found = self._real.get(folder)
+        if found is None:
+            parent = os.path.dirname(folder)
+            if parent == folder or os.path.islink(folder):
+                found = os.path.realpath(folder)
+            else:
+                found = os.path.join(self._real_path(parent), os.path.basename(folder))
+            self._real[folder] = found
         return found
 
     def remember(self, config: Config) -> None:
@@ -337,19 +359,21 @@ class ConfigFinder:
             self._by_directory[str(config.path.parent)] = config
 
     def for_file(self, fs_path: str) -> Config | None:
-        # Once per folder, not per file: resolving a path costs a system call per component, which made this
-        # half of a warm-cache run over a large tree.
-        folder = os.path.dirname(os.path.abspath(fs_path)) or "."
-        if folder not in self._by_folder_name:
-            self._by_folder_name[folder] = self.for_directory(Path(folder))
-        return self._by_folder_name[folder]
+        # Once per folder, not per file, and looked up by the folder as the path spells it (one run has one
+        # working directory).
+        spelled = os.path.dirname(fs_path)
+        if spelled not in self._by_folder_name:
+            folder = os.path.dirname(os.path.abspath(fs_path)) or "."
+            self._by_folder_name[spelled] = self.for_directory(Path(folder))
+        return self._by_folder_name[spelled]
 
     @staticmethod
-    def _here(folder: Path) -> Config | None:
+    def _here(folder: str) -> Config | None:
         for name in CONFIG_NAMES:
-            candidate = folder / name
-            if not candidate.is_file():
+            path = os.path.join(folder, name)
+            if not os.path.isfile(path):
                 continue
+            candidate = Path(path)
             if name == "pyproject.toml":
                 try:
                     text = candidate.read_text(encoding="utf-8")

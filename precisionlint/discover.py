@@ -22,6 +22,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 from precisionlint.engine import SourceFile
+from precisionlint.model import Format
 from precisionlint.sources import format_of
 
 DEFAULT_EXCLUDES = (
@@ -162,12 +163,17 @@ def _walk(
 
 
 _EXCLUDED_NAMES: dict[str, bool] = {}
+# The default excludes without a wildcard are compared as names (as fnmatch does: after os.path.normcase), the
+# others through fnmatch; a warm run over a large tree met each folder name through sixteen fnmatch calls.
+_PLAIN_EXCLUDES = frozenset(os.path.normcase(p) for p in DEFAULT_EXCLUDES if not any(c in p for c in "*?["))
+_GLOB_EXCLUDES = tuple(p for p in DEFAULT_EXCLUDES if any(c in p for c in "*?["))
 
 
 def _default_excluded(name: str) -> bool:
     cached = _EXCLUDED_NAMES.get(name)
     if cached is None:
-        cached = _EXCLUDED_NAMES[name] = any(fnmatch.fnmatch(name, p) for p in DEFAULT_EXCLUDES)
+        cached = _EXCLUDED_NAMES[name] = os.path.normcase(name) in _PLAIN_EXCLUDES or any(
+            fnmatch.fnmatch(name, p) for p in _GLOB_EXCLUDES)
     return cached
 
 
@@ -208,8 +214,8 @@ def discover(
         except (ValueError, OSError):  # outside the root
             return path.as_posix()
 
-    def add(fs_path: str, display: str, key: str) -> None:
-        fmt = format_of(fs_path)
+    def add(fs_path: str, display: str, key: str, fmt: Format | None = None) -> None:
+        fmt = fmt or format_of(fs_path)
         if fmt is None or key in seen:
             return
         seen.add(key)
@@ -232,7 +238,8 @@ def discover(
             for folder, reason in unreadable:
                 shown = (display_base + folder) if folder else (display_base.rstrip("/") or raw)
                 errors.append(f"{_printable(shown)}: cannot read directory: {reason}")
-            real_base = os.path.realpath(base)
+            real_prefix = os.path.join(os.path.realpath(base), "")  # joined by concatenation: once per file
+            fs_prefix = "" if base == "." else os.path.join(base, "")
             # Relative to the root once per directory, not once per file (resolve() is a syscall per part).
             relative_base: str | None = None
             if exclude:
@@ -240,7 +247,8 @@ def discover(
                 relative_base = "" if relative_base == "." else relative_base + "/"
             excluded_dirs: dict[str, bool] = {}
             for name in sorted(names):
-                if format_of(name) is None:
+                fmt = format_of(name)
+                if fmt is None:
                     continue
                 slash = name.rfind("/")
                 if listed is not None and slash != -1:
@@ -250,7 +258,7 @@ def discover(
                         hidden = excluded_dirs[folder] = any(_default_excluded(part) for part in folder.split("/"))
                     if hidden:
                         continue
-                fs_path = name if base == "." else os.path.join(base, name)
+                fs_path = fs_prefix + name
                 if relative_base is not None and _excluded(relative_base + name, exclude):
                     continue
                 if listed is not None:  # git lists links as they are committed, broken or not
@@ -270,7 +278,7 @@ def discover(
                         continue
                 # Neither git nor the walk goes through a symbolic link to a directory, so the real path of
                 # a listed file is the real path of the directory it was listed under, plus its name.
-                add(fs_path, display_base + name, os.path.join(real_base, name))
+                add(fs_path, display_base + name, real_prefix + name, fmt)
         elif os.path.lexists(path):
             if force_exclude and _excluded(relative_to_root(path), exclude):
                 continue

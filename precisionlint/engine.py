@@ -137,6 +137,10 @@ class ContextKey(Protocol):
         """Whether the key of this content names its folder (then a copy elsewhere is analysed on its own)."""
         ...
 
+    def key(self, source: SourceFile, reads_folder: bool) -> str:
+        """The key of a content at this path, given what reads_folder said of it."""
+        ...
+
 
 class EngineOptions:
     """What a run checks with. `context_key`, when set, gives each file's context key. Two files share one
@@ -272,8 +276,9 @@ def _not_regular(mode: int) -> str | None:
     return "not a regular file"
 
 
-def read_source(source: SourceFile, limits: Limits) -> bytes | Finding:
-    """The file's bytes, or the finding that explains why they cannot be had.
+def read_source(source: SourceFile, limits: Limits, opened: list[os.stat_result] | None = None) -> bytes | Finding:
+    """The file's bytes, or the finding that explains why they cannot be had. `opened`, when given, receives the
+    stat of the descriptor the bytes are read from, taken before reading them (the cache's file index).
 
     Only regular files are read: a FIFO or a device named like a config would block the run forever. The
     check is made with stat() before opening and again on the open descriptor (opened non-blocking, so even a
@@ -287,9 +292,12 @@ def read_source(source: SourceFile, limits: Limits) -> bytes | Finding:
             return _too_big(source.display, info.st_size, limits)
         fd = os.open(source.fs_path, _OPEN_FLAGS)
         try:
-            why = _not_regular(os.fstat(fd).st_mode)
+            described = os.fstat(fd)
+            why = _not_regular(described.st_mode)
             if why is not None:
                 return _engine_finding(IO_ERROR, source.display, f"cannot read file: {why}")
+            if opened is not None:
+                opened.append(described)
             chunks = []
             remaining = limits.max_file_size + 1
             while remaining > 0:
@@ -355,7 +363,12 @@ def analysis_identity(source: SourceFile, data: bytes, context: str) -> str:
 
     The analysis reads a file's path only through its format, its name and FOLDER_WORDS: whoever makes
     findings depend on more of the path, or on other files, must put that into the context key."""
-    return f"{content_digest(data)}:{source.format}:{file_name(source)}:{folder_words(source.display)}:{context}"
+    return identity_of(source, content_digest(data), context)
+
+
+def identity_of(source: SourceFile, digest: str, context: str) -> str:
+    """analysis_identity, from the content's digest."""
+    return f"{digest}:{source.format}:{file_name(source)}:{folder_words(source.display)}:{context}"
 
 
 def file_name(source: SourceFile) -> str:

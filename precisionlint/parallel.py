@@ -77,17 +77,18 @@ def check_all(
     or taken from `cache`: the other paths get a copy of the findings under their own name."""
     from precisionlint.engine import (
         FileResult,
-        analysis_identity,
         check_bytes,
-        context_of,
+        content_digest,
         file_name,
         folder_words,
+        identity_of,
         might_hold_findings,
         read_source,
         release,
         relocate,
     )
     from precisionlint.model import Finding
+    from precisionlint.project.context import names_other_files
 
     tick = progress or _no_progress
     results: list[FileResult | None] = [None] * len(sources)
@@ -102,38 +103,78 @@ def check_all(
     by_identity: dict[str, int] = {}  # analysis identity -> the index whose analysis it is
     analysed: dict[int, str] = {}  # index -> identity, for the files analysed in this run (to be cached)
     copies: list[tuple[int, int]] = []  # (index, index whose result it shares)
+    # The cache's file index: what the bytes of a file with an unchanged stat showed (see precisionlint.cache).
+    files = cache.files if cache is not None else None
+    read_with: dict[int, tuple[os.stat_result, str, bool, bool]] = {}  # index -> (stat, digest, flags) as read
+    max_size = options.limits.max_file_size
     for index, source in enumerate(sources):
         try:
-            info = os.stat(source.fs_path)
-            link: tuple[Any, ...] | None = (
+            info: os.stat_result | None = os.stat(source.fs_path)
+        except (OSError, ValueError):
+            info = None  # read_source reports why
+        missed = ""  # the identity the file index gave and the results lacked (not looked up twice)
+        if files is not None and info is not None and info.st_size <= max_size:
+            known = files.lookup(source.fs_path, info)
+            if known is not None:
+                known_digest, known_holds, known_names_others = known
+                if options.prefilter and not known_holds:
+                    results[index] = FileResult(source.display, [], skipped=True)
+                    tick(1)
+                    continue
+                context = context_key.key(source, known_names_others) if context_key is not None else ""
+                identity = identity_of(source, known_digest, context)
+                first = by_identity.get(identity)
+                if first is not None:
+                    copies.append((index, first))
+                    continue
+                cached = cache.get(identity, source.display)  # type: ignore[union-attr]
+                if cached is not None:
+                    by_identity[identity] = index
+                    results[index] = cached
+                    tick(1)
+                    continue
+                missed = identity  # analysed with other settings or context: read and analyse it below
+        link: tuple[Any, ...] | None = None
+        if info is not None and info.st_ino:
+            link = (
                 info.st_dev, info.st_ino, file_name(source), source.format, folder_words(source.display),
                 context_key.portable(source) if context_key is not None else "",
             )
-        except (OSError, ValueError):
-            link = None  # read_source reports why
-        if link is not None and info.st_ino:
             # The same file through another path is not read again: a copy of the first result, when its
             # analysis cannot depend on the folder, or when it is in the same folder.
             folder = os.path.dirname(os.path.abspath(source.fs_path))
             first = by_link.get(link, by_link.get((*link, folder)))
             if first is not None:
                 copies.append((index, first))
+                seen = read_with.get(first)
+                if files is not None and info is not None and seen is not None and _same(seen[0], info):
+                    files.record(source.fs_path, info, seen[1], seen[2], seen[3])  # the same file, unchanged
                 continue
-        data = read_source(source, options.limits)
-        if link is not None and info.st_ino and not isinstance(data, Finding):
-            reads_folder = context_key is not None and context_key.reads_folder(source, data)
-            by_link.setdefault((*link, folder) if reads_folder else link, index)
+        opened: list[os.stat_result] = []
+        data = read_source(source, options.limits, opened)
         if isinstance(data, Finding):
             results[index] = FileResult(source.display, [data])
-        elif options.prefilter and not might_hold_findings(data, source.format):
+            tick(1)
+            continue
+        names_others = names_other_files(source.format, data)
+        if link is not None:
+            by_link.setdefault((*link, folder) if names_others and context_key is not None else link, index)
+        holds = might_hold_findings(data, source.format)
+        digest = ""
+        if files is not None and opened:
+            digest = content_digest(data)
+            read_with[index] = (opened[0], digest, holds, names_others)
+            files.record(source.fs_path, opened[0], digest, holds, names_others)
+        if options.prefilter and not holds:
             results[index] = FileResult(source.display, [], skipped=True)
         else:
-            identity = analysis_identity(source, data, context_of(source, options, data))
+            context = context_key.key(source, names_others) if context_key is not None else ""
+            identity = identity_of(source, digest or content_digest(data), context)
             first = by_identity.setdefault(identity, index)
             if first != index:
                 copies.append((index, first))  # a copy of content already seen: analysed once
                 continue
-            cached = cache.get(identity, source.display) if cache is not None else None
+            cached = cache.get(identity, source.display) if cache is not None and identity != missed else None
             if cached is not None:
                 results[index] = cached
             elif not poolable:  # no pool can be used: check it now, while its bytes are at hand
@@ -177,6 +218,11 @@ def check_all(
 
 def _no_progress(count: int) -> None:
     pass
+
+
+def _same(a: os.stat_result, b: os.stat_result) -> bool:
+    return (a.st_size, a.st_mtime_ns, a.st_ctime_ns, a.st_ino, a.st_dev) == (
+        b.st_size, b.st_mtime_ns, b.st_ctime_ns, b.st_ino, b.st_dev)
 
 
 def _split(pending: list[tuple[int, int]], size: int) -> list[list[tuple[int, int]]]:

@@ -6,7 +6,6 @@ engine.py, which knows one file at a time.
 
 from __future__ import annotations
 
-import copy
 import os
 from collections.abc import Callable
 from pathlib import Path
@@ -229,11 +228,15 @@ def _run_group(settings: FileSettings, files: list[Any], request: RunRequest, ad
     internal = False
     for source, result in zip(files, results, strict=True):
         internal = internal or result.internal_error
+        if not result.findings:
+            continue
         ignored = ignored_codes(source.fs_path, config)
         findings.extend(f for f in result.findings if f.code not in ignored)
     findings.sort(key=Finding.sort_key)
     outcome = RunOutcome(findings, [], internal, rules_for_output(findings), files_checked=len(files))
     if request.fix or request.diff:
+        import copy
+
         from precisionlint.fix import apply_fixes
 
         group_request = copy.copy(request)

@@ -7,13 +7,14 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 
 from precisionlint import parallel
-from precisionlint.cache import ResultCache, _read, open_cache
+from precisionlint.cache import RACY_SECONDS, ResultCache, _read, open_cache
 from precisionlint.checks import Rule, all_rules
 from precisionlint.cli import main
 from precisionlint.engine import EngineOptions, SourceFile, check_sources
@@ -28,6 +29,12 @@ SCRIPT = (
     "    loss = model(x)\n"
     "    loss.backward()\n"
 )
+
+
+def _settle() -> None:
+    """Wait until the files written so far are old enough for their stat to show any later write (see
+    precisionlint.cache.settled): before that, the cache trusts neither them nor what was computed from them."""
+    time.sleep(RACY_SECONDS + 0.05)
 
 
 def _counting_rule(calls: list[str]) -> Rule:
@@ -172,6 +179,7 @@ def test_cached_uncached_and_single_process_runs_print_the_same_bytes(
         monkeypatch.setattr(parallel, "MIN_BYTES_FOR_POOL", 1)
         monkeypatch.setattr(parallel, "CHUNK_BYTES", 2_000)
     tree = _copy_cases(tmp_path)
+    _settle()  # so that the warm runs take results and files from the cache
     monkeypatch.chdir(tree)
     base = ["check", "--no-progress", "--exit-zero", "--output-format", "json", "--gpu", "V100"]
     runs = {
@@ -188,7 +196,8 @@ def test_cached_uncached_and_single_process_runs_print_the_same_bytes(
         outputs[name] = result.stdout
     assert len(set(outputs.values())) == 1, {name: len(out) for name, out in outputs.items()}
     assert outputs["no cache, 1 job"].count('"path": "links/') > 10  # the links are reported, each by its name
-    assert (tree / ".precisionlint_cache").is_dir()
+    [index] = (tree / ".precisionlint_cache" / "1").glob("*.files")  # the warm runs read no unchanged file
+    assert len(_read(index)) > 100
 
 
 def test_no_cache_writes_nothing_and_cache_dir_moves_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -197,6 +206,7 @@ def test_no_cache_writes_nothing_and_cache_dir_moves_it(tmp_path: Path, monkeypa
     CliRunner().invoke(main, ["check", "--no-progress", "--no-cache", "a.yaml"])
     assert not (tmp_path / ".precisionlint_cache").exists()
     (tmp_path / "pyproject.toml").write_text('[tool.precisionlint]\ncache-dir = "build/lint-cache"\n')
+    _settle()  # results that read a file written a moment ago (the pins) are not stored
     result = CliRunner().invoke(main, ["check", "--no-progress", "a.yaml"])
     assert result.exit_code == 1 and "PL102" in result.output
     assert (tmp_path / "build" / "lint-cache" / ".gitignore").is_file()
@@ -209,6 +219,7 @@ def test_no_cache_writes_nothing_and_cache_dir_moves_it(tmp_path: Path, monkeypa
 def test_concurrent_runs_leave_a_readable_cache(tmp_path: Path) -> None:
     for index in range(40):
         (tmp_path / f"f{index}.yaml").write_text(LEGACY + f"# {index}\n")
+    _settle()
     command = [sys.executable, "-m", "precisionlint", "check", "--no-progress", "--exit-zero", "-j", "1", "."]
     runs = [subprocess.Popen(command, cwd=tmp_path, stdout=subprocess.DEVNULL) for _ in range(4)]
     assert [run.wait() for run in runs] == [0, 0, 0, 0]
@@ -322,3 +333,169 @@ def test_a_script_names_its_folder_in_the_key_only_when_a_rule_may_follow_its_li
     source = SourceFile("train.py", "train.py", "python")
     assert ProjectContext([source]).reads_folder(source, text.encode()) is reads
     assert ProjectContext([source]).reads_folder(SourceFile("a.yaml", "a.yaml", "yaml"), b"x: 1\n")
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# The file index: unchanged files are neither read, hashed nor prefiltered again; a changed one always is.
+# ---------------------------------------------------------------------------------------------------------------
+
+QUIET = LEGACY.replace("precision: 16", "precisian: 16")  # the same size, and no finding
+assert len(QUIET) == len(LEGACY)
+
+
+def _counting_reads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    from precisionlint import engine
+
+    reads: list[str] = []
+    real = engine.read_source
+
+    def counting(source: SourceFile, *args: object, **kwargs: object) -> object:
+        reads.append(source.display)
+        return real(source, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(engine, "read_source", counting)
+    return reads
+
+
+def _cached_run(cache_root: Path, sources: list[SourceFile], options: EngineOptions) -> tuple[list, ResultCache]:
+    cache = open_cache(cache_root, None, options)
+    results = check_sources(sources, options, jobs=1, cache=cache)
+    cache.save()
+    return results, cache
+
+
+def _codes(results: list) -> list[list[tuple[str, str, int, str]]]:
+    return [[(f.code, f.path, f.span.line, f.message) for f in r.findings] for r in results]
+
+
+def test_an_unchanged_file_is_neither_read_nor_analysed_again(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    project = tmp_path / "project"
+    project.mkdir()
+    sources = _tree(project)  # copies, a hard link and symbolic links of one content
+    (project / "plain.py").write_text("x = 1\n")  # the prefilter's verdict is kept too
+    sources.append(SourceFile(str(project / "plain.py"), "plain.py", "python"))
+    _settle()
+    calls: list[str] = []
+    options = EngineOptions(rules=[*all_rules(), _counting_rule(calls)])
+    cold, cache = _cached_run(tmp_path, sources, options)
+    assert cache.files is not None and cache.files.recorded == len(sources)  # links included, each by its path
+
+    reads = _counting_reads(monkeypatch)
+    calls.clear()
+    warm, again = _cached_run(tmp_path, sources, options)
+    assert reads == [] and calls == []
+    assert again.files is not None and again.files.hits == len(sources)
+    assert _codes(warm) == _codes(cold)
+    assert [r.skipped for r in warm] == [r.skipped for r in cold] == [False] * 6 + [True]
+
+
+@pytest.mark.parametrize("change", ["rewritten", "replaced", "relinked", "resized"])
+def test_a_changed_file_is_read_again_even_with_its_old_size_and_modification_time(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, change: str
+) -> None:
+    """A rewrite that keeps the size and puts the modification time back (os.utime, `cp -p`, `touch -r`), a
+    same-size file renamed over the old one, a symbolic link pointed at another file: stat still tells, by
+    the change time (which no program can set) or the inode."""
+    project = tmp_path / "project"
+    project.mkdir()
+    sources = _tree(project)
+    (project / "quiet.yaml").write_text(QUIET)
+    _settle()
+    options = EngineOptions(rules=all_rules())
+    _cached_run(tmp_path, sources, options)
+
+    target = project / ("link.yaml" if change == "relinked" else "other.yaml")
+    before = os.stat(target)
+    if change == "rewritten":
+        target.write_text(QUIET)
+        os.utime(target, ns=(before.st_atime_ns, before.st_mtime_ns))
+    elif change == "replaced":
+        (project / "new.tmp").write_text(QUIET)
+        os.utime(project / "new.tmp", ns=(before.st_atime_ns, before.st_mtime_ns))
+        os.replace(project / "new.tmp", target)
+    elif change == "relinked":  # link.yaml led to a.yaml; now to a file of the same size and times
+        os.utime(project / "quiet.yaml", ns=(before.st_atime_ns, before.st_mtime_ns))
+        target.unlink()
+        os.symlink("quiet.yaml", target)
+    else:
+        target.write_text(LEGACY + "\n")
+    after = os.stat(target)
+    if change != "resized":
+        assert (after.st_size, after.st_mtime_ns) == (before.st_size, before.st_mtime_ns)
+
+    reads = _counting_reads(monkeypatch)
+    results, _ = _cached_run(tmp_path, sources, options)
+    assert reads == [next(s.display for s in sources if s.fs_path == str(target))]
+    assert _codes(results) == _codes(check_sources(sources, options, jobs=1))  # as if there were no cache
+    changed = next(r for s, r in zip(sources, results, strict=True) if s.fs_path == str(target))
+    assert bool(changed.findings) is (change == "resized")
+
+
+def test_a_file_written_a_moment_ago_is_not_trusted_until_it_settles(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Racy git: a file written again within the same timestamp tick as the read would keep its stat, so a
+    file younger than that margin is read by every run until it is older."""
+    (tmp_path / "a.yaml").write_text(LEGACY)
+    sources = [SourceFile(str(tmp_path / "a.yaml"), "a.yaml", "yaml")]
+    options = EngineOptions(rules=all_rules())
+    _, first = _cached_run(tmp_path, sources, options)
+    assert first.files is not None and first.files.recorded == 0
+    reads = _counting_reads(monkeypatch)
+    _cached_run(tmp_path, sources, options)
+    assert reads == ["a.yaml"]
+    _settle()
+    _, settled_run = _cached_run(tmp_path, sources, options)
+    assert settled_run.files is not None and settled_run.files.recorded == 1
+    reads.clear()
+    _cached_run(tmp_path, sources, options)
+    assert reads == []
+
+
+def test_a_torn_or_damaged_file_index_is_never_read(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "a.yaml").write_text(LEGACY)
+    (project / "b.yaml").write_text(QUIET)
+    sources = [SourceFile(str(project / name), name, "yaml") for name in ("a.yaml", "b.yaml")]
+    _settle()
+    options = EngineOptions(rules=all_rules())
+    expected, cache = _cached_run(tmp_path, sources, options)
+    assert cache.files is not None
+    raw = cache.files.file.read_bytes()
+    entries = _read(cache.files.file)
+    digest_a, digest_b = (entries[str(project / name)][5] for name in ("a.yaml", "b.yaml"))
+    # a.yaml's entry claiming b.yaml's quiet content: if the damaged file were read, a finding would vanish
+    cache.files.file.write_bytes(raw.replace(digest_a.encode(), digest_b.encode()))
+    reads = _counting_reads(monkeypatch)
+    results, again = _cached_run(tmp_path, sources, options)
+    assert sorted(reads) == ["a.yaml", "b.yaml"]
+    assert _codes(results) == _codes(expected) and results[0].findings
+    assert again.files is not None and again.files.hits == 0
+    assert len(_read(again.files.file)) == 2  # rewritten whole
+
+
+def test_a_pin_file_rewritten_with_its_old_size_and_time_is_not_answered_from_the_cache(tmp_path: Path) -> None:
+    """The results of a file whose findings read the pins are keyed on the pin files' stat, change time
+    included."""
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "p"\ndependencies = ["torch>=2.4"]\n')
+    (tmp_path / "train.py").write_text(DEPRECATED)
+    _settle()
+
+    def safety() -> str:
+        result = subprocess.run(
+            [sys.executable, "-m", "precisionlint", "check", "--no-progress", "--exit-zero", "--output-format",
+             "json", "."], cwd=tmp_path, capture_output=True, text=True, check=True)
+        import json
+
+        [finding] = [f for f in json.loads(result.stdout) if f["code"] == "PL207"]
+        return str(finding["fix"]["applicability"])
+
+    assert safety() == "safe"
+    assert safety() == "safe"  # from the cache
+    before = os.stat(tmp_path / "pyproject.toml")
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "p"\ndependencies = ["torch>=1.9"]\n')
+    os.utime(tmp_path / "pyproject.toml", ns=(before.st_atime_ns, before.st_mtime_ns))
+    assert os.stat(tmp_path / "pyproject.toml").st_size == before.st_size
+    _settle()  # a young pin file is never trusted anyway: this is about the change time
+    assert safety() == "unsafe"

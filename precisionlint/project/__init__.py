@@ -15,6 +15,7 @@ them. Unknown stays unknown: `version()` is None.
 from __future__ import annotations
 
 import os
+import time
 from typing import TYPE_CHECKING
 
 from precisionlint.project.pins import Pins, normalize, read_text
@@ -71,15 +72,13 @@ class Directory:
 
         return [name for name in (*_CONFIG_FILES, *_PIN_FILES, *requirement_files(self.names)) if name in self.names]
 
-    def signature(self) -> str:
-        """Names, sizes and modification times of the pin files: what a cached result's versions came from."""
+    def signature(self, now_ns: int | None = None) -> str:
+        """Names and stat of the pin files: what a cached result's versions came from (see file_signature)."""
         parts = []
         for name in self.pin_files():
-            try:
-                info = os.stat(os.path.join(self.path, name))
-                parts.append(f"{name}:{info.st_size}:{info.st_mtime_ns}")
-            except OSError:
-                continue
+            signature = file_signature(os.path.join(self.path, name), now_ns)
+            if signature is not None:
+                parts.append(f"{name}:{signature}")
         return ",".join(parts)
 
     def _read(self) -> None:
@@ -114,6 +113,22 @@ class Directory:
                 readers.read_setup_cfg(text, pins)
             else:
                 readers.read_environment_yml(text, pins, name)
+
+
+def file_signature(path: str, now_ns: int | None = None) -> str | None:
+    """What stat says of a file another file's findings read (size, modification and change times, inode),
+    or None when it cannot be had. The change time moves on every write, even one that puts the old
+    modification time back. A file changed so recently before `now_ns` (the run's start) that it may change
+    again within the same timestamp tick, unseen by stat (precisionlint.cache.settled), gets the cache's
+    UNSETTLED mark: results that depend on it are not stored, so that no later run reuses them."""
+    try:
+        info = os.stat(path)
+    except (OSError, ValueError):
+        return None
+    signature = f"{info.st_size}:{info.st_mtime_ns}:{info.st_ctime_ns}:{info.st_ino}"
+    from precisionlint.cache import UNSETTLED, settled
+
+    return signature if settled(info, time.time_ns() if now_ns is None else now_ns) else signature + UNSETTLED
 
 
 def _toml(text: str) -> dict | None:
@@ -211,12 +226,22 @@ def _project_of_folder(folder: str) -> Project:
     return project
 
 
-def pins_signature(folder: str) -> str:
+def pins_signature(folder: str, taken: dict[str, str] | None = None, now_ns: int | None = None) -> str:
     """What the versions of a file in `folder` come from, without the folder itself: the directories of its
-    project that declare pins, each with its pin files' names, sizes and modification times. Folders of one
-    project that declare nothing of their own share it."""
+    project that declare pins, each with its pin files' names and stat (file_signature). Folders of one
+    project that declare nothing of their own share it. `taken` keeps each directory's signature for a run
+    (folders share their parents)."""
     project = _project_of_folder(folder)
-    return ";".join(f"{d.path}={signature}" for d in project.chain if (signature := d.signature()))
+    parts = []
+    for directory in project.chain:
+        signature = taken.get(directory.path) if taken is not None else None
+        if signature is None:
+            signature = directory.signature(now_ns)
+            if taken is not None:
+                taken[directory.path] = signature
+        if signature:
+            parts.append(f"{directory.path}={signature}")
+    return ";".join(parts)
 
 
 def project_of(document: Document) -> Project:

@@ -4,16 +4,15 @@ The engine analyses identical content once and the cache reuses results by conte
 linked files makes a file's findings depend on its project's pin files and, where it names other files, on its
 folder (links resolve from it) and on the files it names. The key names exactly that:
 
-- every file: the pin files of its project (the directories of its chain that declare any, with the names,
-  sizes and modification times of their pin files), not its folder, so that the same script in two folders of
-  one project (icefall's recipes are symbolic links to shared files) is analysed once;
-- a file that can name another file: also its folder and the sizes and modification times of every config
-  and launcher of the run, computed once, so that a changed DeepSpeed JSON is never answered from the cache.
-  That is every config, launcher and notebook, and a script whose text says `deepspeed` in any case, or
-  `initialize` and `autocast` with a `ds` or `DeepSpeed` alias (the rules that follow a script's links look
-  no further without them). A launcher
-  also reads the scripts it starts, so its key names every Python file and notebook of the run as well (a
-  script's own key does not: an edited script leaves the cached results of the other scripts valid).
+- every file: the pin files of its project (the directories of its chain that declare any, with the names and
+  stat of their pin files: precisionlint.project.file_signature), not its folder, so that the same script in
+  two folders of one project (icefall's recipes are symbolic links to shared files) is analysed once;
+- a file that can name another file: also its folder and the stat of every config and launcher of the run,
+  computed once, so that a changed DeepSpeed JSON is never answered from the cache. That is every config,
+  launcher and notebook, and a script whose text says `deepspeed` in any case, or `initialize` and `autocast`
+  with a `ds` or `DeepSpeed` alias (the rules that follow a script's links look no further without them). A
+  launcher also reads the scripts it starts, so its key names every Python file and notebook of the run as
+  well (a script's own key does not: an edited script leaves the cached results of the other scripts valid).
 
 Without a project-aware rule selected there is no key, and nothing here runs.
 """
@@ -22,6 +21,7 @@ from __future__ import annotations
 
 import os
 import re
+import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
@@ -47,32 +47,31 @@ class ProjectContext:
         self.sources = sources
         self._pins_of_folder: dict[str, str] = {}
         self._signatures: dict[str, str] = {}
+        self._directories: dict[str, str] = {}  # directory -> the signature of its pin files, for this run
+        self._started = time.time_ns()  # before any file of the run is read
 
     def portable(self, source: SourceFile) -> str:
         """The part of the key that does not depend on the file's own folder: its project's pins."""
         from precisionlint.project import pins_signature
 
-        folder = os.path.dirname(os.path.abspath(source.fs_path))
-        found = self._pins_of_folder.get(folder)
+        # Looked up by the folder as the path spells it (one run has one working directory): no abspath per file.
+        spelled = os.path.dirname(source.fs_path)
+        found = self._pins_of_folder.get(spelled)
         if found is None:
-            found = self._pins_of_folder[folder] = pins_signature(folder)
+            folder = os.path.dirname(os.path.abspath(source.fs_path))
+            found = self._pins_of_folder[spelled] = pins_signature(folder, self._directories, self._started)
         return found
 
     def reads_folder(self, source: SourceFile, data: bytes) -> bool:
-        """Whether the findings of this content can depend on files it names (resolved from its folder). The
-        rules look for those words in the decoded text, which holds them exactly when the UTF-8 bytes do; a
-        script with a coding declaration (another encoding) counts, too."""
-        if source.format != "python":
-            return True
-        if b"coding" in data[:1024] or b"deepspeed" in data.lower():
-            return True
-        # autocast-around-deepspeed-engine: `deepspeed.initialize(config=...)` through an alias (`ds`), in a
-        # file with both words; a name that is not ASCII may be normalised to one by the parser.
-        return b"initialize" in data and b"autocast" in data and (not data.isascii() or _ALIAS.search(data) is not None)
+        return names_other_files(source.format, data)
 
     def __call__(self, source: SourceFile, data: bytes) -> str:
+        return self.key(source, self.reads_folder(source, data))
+
+    def key(self, source: SourceFile, reads_folder: bool) -> str:
+        """The key of a content at this path, given what names_other_files said of it."""
         key = self.portable(source)
-        if not self.reads_folder(source, data):
+        if not reads_folder:
             return key
         folder = os.path.dirname(os.path.abspath(source.fs_path))
         key = f"{key}|{folder}|{self._signature('configs', _LINKABLE)}"
@@ -83,8 +82,22 @@ class ProjectContext:
     def _signature(self, name: str, formats: tuple[str, ...]) -> str:
         found = self._signatures.get(name)
         if found is None:
-            found = self._signatures[name] = _signature(self.sources, formats)
+            found = self._signatures[name] = _signature(self.sources, formats, self._started)
         return found
+
+
+def names_other_files(fmt: str, data: bytes) -> bool:
+    """Whether the findings of this content can depend on files it names (resolved from its folder). The
+    rules look for those words in the decoded text, which holds them exactly when the UTF-8 bytes do; a
+    script with a coding declaration (another encoding) counts, too. A function of the bytes and the format
+    alone: the cache's file index keeps its answer."""
+    if fmt != "python":
+        return True
+    if b"coding" in data[:1024] or b"deepspeed" in data.lower():
+        return True
+    # autocast-around-deepspeed-engine: `deepspeed.initialize(config=...)` through an alias (`ds`), in a
+    # file with both words; a name that is not ASCII may be normalised to one by the parser.
+    return b"initialize" in data and b"autocast" in data and (not data.isascii() or _ALIAS.search(data) is not None)
 
 
 def context_function(sources: Sequence[SourceFile], rules: Sequence[Rule]) -> ProjectContext | None:
@@ -93,15 +106,18 @@ def context_function(sources: Sequence[SourceFile], rules: Sequence[Rule]) -> Pr
     return ProjectContext(sources)
 
 
-def _signature(sources: Sequence[SourceFile], formats: tuple[str, ...]) -> str:
+def _signature(sources: Sequence[SourceFile], formats: tuple[str, ...], now_ns: int) -> str:
     from precisionlint.engine import content_digest
+    from precisionlint.project import file_signature
 
     parts = []
     for source in sources:
         if source.format in formats:
-            try:
-                info = os.stat(source.fs_path)
-            except (OSError, ValueError):
-                continue
-            parts.append(f"{source.fs_path}:{info.st_size}:{info.st_mtime_ns}")
-    return content_digest("\n".join(parts).encode("utf-8", "surrogateescape"))
+            signature = file_signature(source.fs_path, now_ns)
+            if signature is not None:
+                parts.append(f"{source.fs_path}:{signature}")
+    text = "\n".join(parts)
+    digest = content_digest(text.encode("utf-8", "surrogateescape"))
+    from precisionlint.cache import UNSETTLED
+
+    return digest + UNSETTLED if UNSETTLED in text else digest

@@ -9,7 +9,6 @@ is not this tool's finding, and unknown stays unknown.
 
 from __future__ import annotations
 
-import ast
 import os
 import re
 from collections.abc import Iterable
@@ -137,6 +136,8 @@ def _poetry(pins: Pins, name: str, spec: Any, source: str) -> None:
 def read_setup_py(text: str, pins: Pins, source: str = "setup.py") -> None:
     """Literal `install_requires=[...]`, `extras_require={...}` and `python_requires=` of a setup() call, or
     a module-level name bound once to such a literal. Nothing is executed."""
+    import ast  # only for a setup.py: most runs never read one
+
     try:
         tree = ast.parse(text)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
