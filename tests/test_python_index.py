@@ -93,3 +93,18 @@ def test_walk_lists_the_nodes_of_ast_walk_in_its_order() -> None:
     for path in sorted(ROOT.joinpath("precisionlint", "script").glob("*.py")):
         tree = ast.parse(path.read_text(encoding="utf-8"))
         assert walk(tree) == list(ast.walk(tree)), path
+
+
+def test_a_file_that_names_no_framework_call_is_not_walked(tmp_path: Path) -> None:
+    """Settings come only from calls named as one of CALLS is (Trainer, TrainingArguments, ...): a script that
+    imports torch and names none of them has none, and its tree is never indexed; an alias still counts."""
+    from precisionlint.frameworks.python_calls import python_settings
+    from precisionlint.model import Document
+
+    plain = "import torch\nmodel = torch.nn.Linear(2, 2).half()\n"
+    document = Document("train.py", plain, "python", tree=ast.parse(plain))
+    assert python_settings(document) == []
+    assert "_python_index" not in document.__dict__
+    aliased = "from lightning import Trainer as T\nT(precision='16-mixed')\n"
+    document = Document("train.py", aliased, "python", tree=ast.parse(aliased))
+    assert [(s.name, s.value) for s in python_settings(document)] == [("precision", "16-mixed")]

@@ -42,6 +42,19 @@ CALLS = (
 )
 
 
+# Every name a call of CALLS can end in. A callee's dotted name ends either in an attribute written at the call
+# (`L.Trainer`) or in the last part of what an import names (`from lightning import Trainer as T`): in ASCII
+# source both are written out in the text, so a file that holds none of these names has no setting to find.
+_CALL_NAMES = tuple(sorted({name for call in CALLS for name in call.names}))
+
+
+def may_call_a_framework(text: str) -> bool:
+    """False only when no call of the file can resolve to one of CALLS: none of their names is in the text.
+    Identifiers that are not ASCII may be NFKC-normalised by the parser (a fullwidth `Ｔｒａｉｎｅｒ` is
+    `Trainer`), so such files are not ruled out."""
+    return not text.isascii() or any(name in text for name in _CALL_NAMES)
+
+
 def import_aliases(tree: ast.Module) -> dict[str, str]:
     """Local name -> dotted origin for the module's imports (top level and inside functions)."""
     from precisionlint.sources.python_index import PythonIndex
@@ -77,6 +90,8 @@ def python_settings(document: Document) -> list[Setting]:
     settings: list[Setting] = []
     if mmengine.MARKER in document.text:
         settings.extend(_mmengine_settings(document))
+    if not may_call_a_framework(document.text):
+        return settings  # most training scripts import torch but construct no Trainer: no walk at all
     index = PythonIndex.of(document)  # one walk of the tree, shared with any later pass
     aliases = index.import_aliases()
     packages = {module for call in CALLS for module in call.modules}
