@@ -92,6 +92,25 @@ def hash_comments(text: str) -> Iterable[tuple[int, int, str]]:
                 break
 
 
+def _may_hold_directives(text: str, python: bool) -> bool:
+    """Whether the raw text holds a directive's shape anywhere (a `noqa: CODE` counts only in Python). A
+    case-insensitive regex search over a whole file costs more than the rest of this module's work on most
+    files: in ASCII text, which lowers exactly as the regex folds case (other text may not: the Kelvin sign
+    folds to `k`), the words are found with `str.find` first and the patterns only tried where they start."""
+    if not text.isascii():
+        return bool(_DIRECTIVE.search(text) or (python and _NOQA.search(text)))
+    lowered = text.lower()
+    for word, pattern in (("precisionlint", _DIRECTIVE), ("noqa", _NOQA if python else None)):
+        if pattern is None:
+            continue
+        start = lowered.find(word)
+        while start != -1:
+            if pattern.match(text, start):  # `\b` still sees the character before `start`
+                return True
+            start = lowered.find(word, start + 1)
+    return False
+
+
 class Directive:
     """One directive as written: its kind, where its comment is, and the selectors it names (lowercased, in
     order). `used` collects the selectors that suppressed a finding."""
@@ -135,7 +154,7 @@ class Suppressions:
             return cls()
         # Reading comments means tokenizing a Python file (slower than parsing it), and most files that say
         # `noqa` say it to another linter: look for a directive's full shape in the raw text first.
-        if not _DIRECTIVE.search(text) and not (document.format == "python" and _NOQA.search(text)):
+        if not _may_hold_directives(text, document.format == "python"):
             return cls()
         comments = python_comments(text) if document.format == "python" else hash_comments(text)
         lines = text.splitlines()

@@ -49,3 +49,43 @@ def test_engine_findings_cannot_be_silenced() -> None:
     s = Suppressions.of(Document("x.yaml", "a: [  # precisionlint: ignore\n", "yaml"))
     parse_error = Finding("PL001", "parse-error", Severity.ERROR, "x", Span.point(1, 1), "m")
     assert s.filter([parse_error]) == [parse_error]
+
+
+def test_directives_are_found_in_any_case_and_only_in_comments() -> None:
+    text = (
+        "a = 1  # PrecisionLint : IGNORE[PL104]\n"
+        "b = 2  # NOQA:PL104\n"
+        "c = 3  # precisionlintx: ignore\n"  # not the directive's word
+        'd = "noqa: PL104"\n'  # a string, not a comment
+        "e = 5  # knoqa: PL104\n"  # `noqa` must start a word
+    )
+    s = Suppressions.of(Document("x.py", text, "python"))
+    assert [f.span.line for f in s.filter([finding(n) for n in range(1, 6)])] == [3, 4, 5]
+
+
+def test_noqa_is_not_a_directive_in_configs() -> None:
+    s = Suppressions.of(Document("x.yaml", "a: 1  # noqa: PL104\n", "yaml"))
+    assert s.filter([finding(1)]) == [finding(1)]
+
+
+def test_the_quick_text_test_agrees_with_the_patterns() -> None:
+    """The word search that rules most files out answers as the two patterns would on the whole text, for ASCII
+    and other text alike (the Kelvin sign and the long s fold to `k` and `s` only in the case-insensitive
+    patterns)."""
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    from precisionlint.suppress import _DIRECTIVE, _NOQA, _may_hold_directives
+
+    pieces = st.sampled_from([
+        "precisionlint", "PrecisionLint", "precision", "lint", "noqa", "NoQa", "knoqa", ":", " ", "\n", "#", "[",
+        "]", "ignore", "disable", "enable", "file-ignore", "PL104", "E501", ",", "x", "\u212a", "\u017f", "\u00e9",
+    ])
+
+    @settings(max_examples=400, deadline=None)
+    @given(st.lists(pieces, max_size=12).map("".join), st.booleans())
+    def agrees(text: str, python: bool) -> None:
+        expected = bool(_DIRECTIVE.search(text) or (python and _NOQA.search(text)))
+        assert _may_hold_directives(text, python) == expected
+
+    agrees()
