@@ -61,6 +61,10 @@ _LEGACY_TF32 = frozenset(
     }
 )
 
+# The last part of every qualified name visit_Attribute looks for. canonical() keeps an attribute's last part
+# (it renames only `torch.half`, `torch.float` and `torch.double`, none of these), so an attribute whose own
+# name is not among them cannot resolve to one: most attributes (`self.encoder`, `x.shape`) are not resolved.
+_ATTRIBUTE_ENDS = frozenset({name.rsplit(".", 1)[1] for name in (*DEPRECATED, *_LEGACY_TF32)} | {"fp32_precision"})
 
 _STATEMENTS = frozenset(subclasses_of(ast.stmt))
 
@@ -464,7 +468,7 @@ class _Collector(FastNodeVisitor):
 
     # -- expressions ----------------------------------------------------------------------------------------
     def visit_Attribute(self, node: ast.Attribute) -> None:
-        name = self.q(node)
+        name = self.q(node) if node.attr in _ATTRIBUTE_ENDS else None
         if name is not None:
             deprecated = DEPRECATED.get(name)
             if deprecated is not None and not self.compat and isinstance(node.ctx, ast.Load):
