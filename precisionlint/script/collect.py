@@ -65,6 +65,12 @@ _LEGACY_TF32 = frozenset(
 # (it renames only `torch.half`, `torch.float` and `torch.double`, none of these), so an attribute whose own
 # name is not among them cannot resolve to one: most attributes (`self.encoder`, `x.shape`) are not resolved.
 _ATTRIBUTE_ENDS = frozenset({name.rsplit(".", 1)[1] for name in (*DEPRECATED, *_LEGACY_TF32)} | {"fp32_precision"})
+# The same for the callees _classify compares with: a method call (`self.encoder(x)`, `x.view(...)`) whose name
+# is none of these, and that does not start with a capital as a torch.optim class does, is no such API.
+_CALL_ENDS = frozenset(
+    name.rsplit(".", 1)[1]
+    for name in (*AUTOCAST_APIS, *SCALER_APIS, *CLIP_APIS, *BCE_FUNCTIONS, AUTOGRAD_BACKWARD, *_LEGACY_TF32, *PARTIAL)
+)
 
 _STATEMENTS = frozenset(subclasses_of(ast.stmt))
 
@@ -125,13 +131,19 @@ class _Collector(FastNodeVisitor):
         self.candidates: list[_Candidate] = []
         self.scale_keys: set[str] = set()  # receivers of .scale(...) feeding a backward, of .unscale_()
         self.stepped_keys: set[str] = set()  # arguments of scaler.step(x) / unscale_(x)
-        self.passed_keys: set[str] = set()  # variables passed as an argument to some call
+        # variables passed as an argument to some call, with the scope of the call: their keys are needed only
+        # when the file has a scaler (see finish)
+        self.passed: list[tuple[ast.expr, Scope]] = []
         self.func_calls: dict[int, ast.Call] = {}  # id(call.func) -> call
         self.bare_decorators: set[int] = set()
         self.deprecated_names: dict[tuple[int, str], DeprecatedImport] = {}  # (id(scope), local name) -> import
         self.stmt_autocast: dict[int, RegionUse | None] = {}
         self.main_guards: set[int] = set()  # id of each `if __name__ == "__main__":` statement
         self.branch_tests: dict[int, ast.expr] = {}  # id(if statement) -> its test
+        # Only a file that names BCELoss can resolve a callee to it (ASCII identifiers are written as they
+        # resolve; imports and attributes are where qualified names come from): most files skip the look-up.
+        text = model.document.text
+        self.may_call_bce_module = not text.isascii() or any(m.rsplit(".", 1)[1] in text for m in BCE_MODULES)
 
     # -- helpers --------------------------------------------------------------------------------------------
     @property
@@ -315,7 +327,9 @@ class _Collector(FastNodeVisitor):
             if is_main_guard(node.test) and not node.orelse:
                 self.main_guards.add(id(node))
             self.branch_tests[id(node)] = node.test
-            compat = is_compat_test(node.test)
+            compat = self.table.compat_ifs.get(id(node))  # the scope walk has tested it
+            if compat is None:
+                compat = is_compat_test(node.test)
             self.compat += compat
             self.switched += compat
             undo.append(compat)
@@ -516,19 +530,19 @@ class _Collector(FastNodeVisitor):
                 )
 
     def visit_Call(self, node: ast.Call) -> None:
-        self.func_calls[id(node.func)] = node
-        callee = dotted(node.func)
-        if callee is not None and "scaler" in callee.rsplit(".", 1)[-1].lower():
+        func = node.func
+        self.func_calls[id(func)] = node
+        kind = type(func)
+        last = func.attr if kind is ast.Attribute else func.id if kind is ast.Name else None  # type: ignore[attr-defined]
+        if last is not None and "scaler" in last.lower() and dotted(func) is not None:
             # timm's NativeScaler, `loss_scaler(loss, optimizer, clip_grad=...)`: a GradScaler behind a wrapper
             self.model.scaler_wrapper_calls.append(self.positions.span(node))
-        called = self.resolver.function_for(node.func, self.scope)
+        called = self.resolver.function_for(func, self.scope)
         if called is not None:
             self.model.calls.setdefault(id(self.scope), set()).add(id(called))
         for argument in [*node.args, *[k.value for k in node.keywords]]:
             if isinstance(argument, (ast.Name, ast.Attribute)):
-                key = self.resolver.ref_key(argument, self.scope)
-                if key is not None:
-                    self.passed_keys.add(key)
+                self.passed.append((argument, self.scope))
         self.call_stack.append(node)
         self.generic_visit(node)
         self.call_stack.pop()
@@ -536,11 +550,13 @@ class _Collector(FastNodeVisitor):
 
     def _classify(self, node: ast.Call) -> None:
         func = node.func
-        name = self.q(func)
+        # A method's qualified name ends in its own name (see _CALL_ENDS): most are not resolved at all.
+        known = type(func) is not ast.Attribute or func.attr in _CALL_ENDS or func.attr[:1].isupper()  # type: ignore[attr-defined]
+        name = self.q(func) if known else None
         in_conditional = self.in_conditional > 0
         if name in AUTOCAST_APIS:
             self.finder.region(node, name, self.scope, partial=False, in_conditional=in_conditional)
-        elif (api := self.finder.partial_of_autocast(node, self.scope)) is not None:
+        elif known and (api := self.finder.partial_of_autocast(node, self.scope)) is not None:
             self.finder.region(node, api, self.scope, partial=True, in_conditional=in_conditional)
         elif name in SCALER_APIS:
             self._scaler_ctor(node, name)
@@ -559,7 +575,7 @@ class _Collector(FastNodeVisitor):
                 self._tf32_write(func, argument)
         elif name is not None and name.startswith("torch.optim.") and name.count(".") == 2 and name[12:13].isupper():
             self._optimizer(node, name)
-        elif self._calls_bce_module(func):
+        elif self.may_call_bce_module and self._calls_bce_module(func):
             self.event("bce", node)
         elif isinstance(func, ast.Attribute):
             self._method(node, func)
@@ -813,9 +829,10 @@ class _Collector(FastNodeVisitor):
             if owner is None:
                 owner = scalers[event.scaler] = GradScalerInfo(event.scaler, event.scaler_text or event.scaler)
             owner.events.append(event)
+        passed = {self.resolver.ref_key(argument, scope) for argument, scope in self.passed} if scalers else set()
         for info in scalers.values():
             self._locate(info)
-            info.escapes = info.key in self.passed_keys
+            info.escapes = info.key in passed
         self.model.frameworks = frameworks(self.table.imports)
 
     def _classify_candidate(self, candidate: _Candidate, scalers: set[str], optimizers: set[str]) -> None:

@@ -114,6 +114,7 @@ class ScopeTable:
     module: Scope
     imports: ImportTable
     by_node: dict[int, Scope]
+    compat_ifs: dict[int, bool] = field(default_factory=dict)  # id(if statement) -> is_compat_test(its test)
 
     def scope_of(self, node: ast.AST) -> Scope | None:
         return self.by_node.get(id(node))
@@ -151,6 +152,7 @@ class _Builder(FastNodeVisitor):
         self.by_node: dict[int, Scope] = {}
         self.scope = self.module
         self.fallback = 0  # depth of compat branches (except ImportError / version tests)
+        self.compat_ifs: dict[int, bool] = {}
 
     # -- scopes ---------------------------------------------------------------------------------------------
     def _enter(self, kind: ScopeKind, name: str, node: ast.AST) -> Scope:
@@ -327,7 +329,7 @@ class _Builder(FastNodeVisitor):
         undo = 0
         while True:  # an elif chain in a loop, not one nested call per branch
             self.visit(node.test)
-            compat = is_compat_test(node.test)
+            compat = self.compat_ifs[id(node)] = is_compat_test(node.test)
             self.fallback += compat
             undo += compat
             for stmt in node.body:
@@ -344,7 +346,7 @@ class _Builder(FastNodeVisitor):
 def build_scopes(tree: ast.Module) -> ScopeTable:
     builder = _Builder()
     builder.visit(tree)
-    return ScopeTable(builder.module, builder.imports, builder.by_node)
+    return ScopeTable(builder.module, builder.imports, builder.by_node, builder.compat_ifs)
 
 
 def is_import_marker(value: Bound) -> bool:
