@@ -20,7 +20,7 @@ backward calls `reached` (the autocast regions whose outputs their loss is compu
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from precisionlint.script.model import Event, RegionUse, ScriptModel
@@ -78,6 +78,16 @@ class _Analysis:
                 else set()
             )
             self.scaler_enabled_names[key] = (names, ast.dump(expr) if expr is not None else None)
+        # id(test) -> ast.dump(test), or None when the test is not _trackable: each `if` is split once per state
+        # set and per round, and dumping its test each time cost more than the split itself
+        self._test_keys: dict[int, str | None] = {}
+
+    def test_key(self, test: ast.expr) -> str | None:
+        """What identifies a trackable test (its dump: the same test written twice has the same key)."""
+        found = self._test_keys.get(id(test), "")
+        if found == "":
+            found = self._test_keys[id(test)] = ast.dump(test) if _trackable(test) else None
+        return found
 
 
     def callees(self, node: ast.stmt, scope: Scope) -> list[Scope]:
@@ -172,8 +182,8 @@ class _Function:
                                 self.track_taint and self.model.statement_autocast.get(id(link)) is not None
                             )
                         test, _ = strip_not(link.test)
-                        if (inner or link_here) and _trackable(test):
-                            key = ast.dump(test)
+                        key = self.analysis.test_key(test) if inner or link_here else None
+                        if key is not None:
                             # inside a loop the next iteration evaluates the same test again: `if cfg.fp16:
                             # scaled backward ... else: plain backward + optimizer.step()` cannot mix paths
                             tests[key] = tests.get(key, 0) + (2 if looping[0] else 1)
@@ -211,7 +221,7 @@ class _Function:
         if self.track_taint or self.tracked_tests or self.scaled_names:  # else no fact can outlive its use
             cached = self.analysis.liveness.get(id(self.scope))
             if cached is None or cached[0] != self.tracked_tests:
-                cached = (set(self.tracked_tests), *_liveness(self.body, self.tracked_tests))
+                cached = (set(self.tracked_tests), *_liveness(self.body, self.tracked_tests, self.analysis.test_key))
                 self.analysis.liveness[id(self.scope)] = cached
             _, self.ends, self.last_read, self.last_test = cached
         if not self.track_taint:
@@ -329,7 +339,7 @@ class _Function:
     def _split(self, node: ast.If, states: set[State]) -> tuple[set[State], set[State]]:
         """The states entering the body and the else arm of `node`."""
         test, negated = strip_not(node.test)
-        key = ast.dump(test) if self.tracked_tests and _trackable(test) else None
+        key = self.analysis.test_key(test) if self.tracked_tests else None
         if key is not None and key not in self.tracked_tests:
             key = None
         if key is not None:
@@ -572,7 +582,9 @@ _FOREVER = 1 << 60
 _STATEMENT_LISTS = ("body", "orelse", "finalbody")
 
 
-def _liveness(body: list[ast.stmt], tracked: set[str]) -> tuple[dict[int, int], dict[str, int], dict[str, int]]:
+def _liveness(
+    body: list[ast.stmt], tracked: set[str], test_key: Callable[[ast.expr], str | None]
+) -> tuple[dict[int, int], dict[str, int], dict[str, int]]:
     """Number the statements of a function in source order (pre-order) and find, for every name, the last
     position that may read it, and for every tracked test the last position that may evaluate it.
 
@@ -620,8 +632,8 @@ def _liveness(body: list[ast.stmt], tracked: set[str]) -> tuple[dict[int, int], 
             reads.extend((name, at, inner) for name in names)
         if isinstance(node, ast.If) and tracked:
             test, _ = strip_not(node.test)
-            if _trackable(test):
-                key = ast.dump(test)
+            key = test_key(test)
+            if key is not None:
                 if key in tracked:
                     tests.append((key, position, inner))
         for child in reversed(children):
