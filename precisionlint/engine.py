@@ -27,7 +27,7 @@ from typing import Any, NamedTuple, Protocol
 from precisionlint.checks import CheckContext, Rule
 from precisionlint.checks._meta import INTERNAL_ERROR, IO_ERROR, LIMIT_EXCEEDED, NEWER_SYNTAX, PARSE_ERROR
 from precisionlint.model import Document, Finding, Format, Span
-from precisionlint.sources import LimitError, Limits, NewerSyntaxError, SourceError, load_document
+from precisionlint.sources import LimitError, Limits, NewerSyntaxError, NotCheckable, SourceError, load_document
 
 # The cheap text prefilter: a file that contains none of these byte strings cannot hold a finding of any
 # rule, so it is neither decoded nor parsed. Whoever adds a rule that can fire without one of these words
@@ -482,6 +482,8 @@ def _check_bytes(display: str, data: bytes, fmt: Format, options: EngineOptions)
     try:
         text = decode_source(data, display, fmt)
         document = load_document(display, text, fmt, options.limits)
+    except NotCheckable:
+        return FileResult(display, [], skipped=True)
     except SourceError as exc:
         if _DIGITS_LIMIT in exc.message:
             return _digits_limit(display)

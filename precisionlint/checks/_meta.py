@@ -22,7 +22,10 @@ parser's own line and column. A key that appears twice in one TOML table is repo
 (A key repeated in one YAML mapping or JSON object is not a parse error: PyYAML, OmegaConf and Python's `json`
 load it last-wins, so the file is checked that way and the repetition is reported by `duplicate-key`.) JSON
 with `//` and `/* */` comments is read as DeepSpeed (hjson) and Coqui TTS read it: valid once its comments are
-blanked, it is not a parse error.
+blanked, it is not a parse error. Nor are two kinds of file that are not meant to be read as they are: a JSON
+template whose values are placeholders a launcher substitutes (`"train_batch_size": CONFIG_BATCH_SIZE`, as
+Megatron-DeepSpeed's `sed`-filled configs), and a Databricks notebook exported as `.py` (`# Databricks notebook
+source`) with IPython lines such as `!deepspeed ...`. Both are skipped, not reported.
 Python that only a newer interpreter can parse is reported by `newer-python-syntax` instead.
 
 ## Why is this bad?

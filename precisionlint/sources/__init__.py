@@ -42,6 +42,13 @@ class NewerSyntaxError(SourceError):
     """Python that only a newer interpreter can parse (reported as newer-python-syntax, not parse-error)."""
 
 
+class NotCheckable(SourceError):
+    """The file is valid input for another tool, not for this reader: a JSON template whose placeholders a
+    script fills in before anything reads it, a Databricks notebook exported as `.py` with IPython lines.
+    `check` skips it quietly, like a file the prefilter rejects, instead of reporting it as broken; other
+    readers (advise --config, linked files) treat it as any file they cannot parse."""
+
+
 class LimitError(Exception):
     """The file exceeds a per-file limit (nodes, depth): it is skipped and the limit reported."""
 

@@ -19,7 +19,7 @@ from bisect import bisect_right
 from collections.abc import Collection
 
 from precisionlint.model import Document
-from precisionlint.sources import LimitError, Limits, SourceError
+from precisionlint.sources import LimitError, Limits, NotCheckable, SourceError
 from precisionlint.sources.tree import Entry, Node, NodeBudget, blank_between, whole_line_range
 
 _WS = re.compile(r"[ \t\r\n]*")
@@ -74,9 +74,14 @@ def without_comments(text: str) -> str | None:
     return blanked if found else None
 
 
+# Where a value should start, a placeholder that a launcher substitutes (`sed s/CONFIG_BATCH_SIZE/$bs/`, as
+# Megatron-DeepSpeed's ds_config templates are filled), a shell or Jinja variable: the file is a template.
+_PLACEHOLDER = re.compile(r"[A-Z][A-Z0-9]*_[A-Z0-9_]+\b|\$\{?[A-Za-z_]\w*\}?|\{\{|<[A-Z][A-Z0-9_]*>")
+
+
 def _validated_without_comments(text: str, error: json.JSONDecodeError) -> str:
     """The comment-free text to scan for positions, when comments are all that made `text` invalid JSON;
-    otherwise the original error."""
+    otherwise the original error (or NotCheckable for a template)."""
     blanked = without_comments(text)
     if blanked is not None:
         try:
@@ -86,6 +91,8 @@ def _validated_without_comments(text: str, error: json.JSONDecodeError) -> str:
             error = second
         except (RecursionError, ValueError):
             pass
+    if error.msg == "Expecting value" and _PLACEHOLDER.match(error.doc, error.pos):
+        raise NotCheckable("a template: a placeholder stands where a value should be") from None
     raise SourceError(f"invalid JSON: {error.msg}", error.lineno, error.colno) from None
 
 

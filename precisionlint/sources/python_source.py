@@ -12,8 +12,10 @@ import sys
 import warnings
 
 from precisionlint.model import Document
-from precisionlint.sources import LimitError, Limits, NewerSyntaxError, SourceError
+from precisionlint.sources import LimitError, Limits, NewerSyntaxError, NotCheckable, SourceError
 from precisionlint.sources.positions import use_universal_newlines
+
+_DATABRICKS = "# Databricks notebook source"
 
 
 def load(path: str, text: str, limits: Limits) -> Document:
@@ -23,6 +25,10 @@ def load(path: str, text: str, limits: Limits) -> Document:
             warnings.simplefilter("ignore")
             tree = ast.parse(text, filename=path, type_comments=False)
     except SyntaxError as exc:
+        if text.startswith(_DATABRICKS):
+            # A Databricks notebook exported as source: its cells may hold IPython lines (`!pip`, `%sh`) that
+            # run in the notebook and are not Python. Like a notebook cell that does not parse, not reported.
+            raise NotCheckable("a Databricks notebook source with lines that are not Python") from None
         message = exc.msg or "invalid syntax"
         from precisionlint.sources.python_grammar import newer_grammar
 

@@ -1,0 +1,2 @@
+import torch
+!deepspeed train.py --fp16
