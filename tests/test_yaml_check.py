@@ -5,13 +5,16 @@ loader, which these tests prove by comparing results, not by trusting the hand-o
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from precisionlint.sources import LimitError, Limits, SourceError, yaml_check, yaml_source
-from precisionlint.sources.tree import Node
+from precisionlint.sources.tree import Node, NodeBudget
 
 ROOT = Path(__file__).resolve().parent.parent
 FILES = sorted(p for pattern in ("rules/**/*.y*ml", "examples/**/*.y*ml", "tests/**/*.y*ml")
@@ -97,3 +100,72 @@ def test_the_fast_path_is_taken_for_ordinary_files(monkeypatch: pytest.MonkeyPat
     for name in ("plain", "empty values", "empty last in nested", "flow", "block scalars", "documents", "unicode"):
         yaml_check.load("t.yaml", SHAPES[name], Limits())
     assert calls == []
+
+
+def _scalar_end_by_character(text: str, start: int, flow: bool, key: bool = False) -> int:
+    """The extent of a single-line scalar, one character at a time: the definition the loaders' faster scan
+    must agree with everywhere."""
+    if start >= len(text):
+        return start
+    char = text[start]
+    if char == '"':
+        end = start + 1
+        while end < len(text) and text[end] != '"':
+            end += 2 if text[end] == "\\" else 1
+        return min(end + 1, len(text))
+    if char == "'":
+        end = start + 1
+        while end < len(text):
+            if text[end] == "'":
+                if text.startswith("''", end):
+                    end += 2
+                    continue
+                return end + 1
+            end += 1
+        return end
+    if char in "|>&*!{[":
+        line_end = text.find("\n", start)
+        return len(text) if line_end == -1 else line_end
+    end = start
+    stops = ",]}" if flow else ""
+    while end < len(text) and text[end] not in "\r\n" + stops:
+        if text[end] == "#" and end > start and text[end - 1] in " \t":
+            break
+        if key and text[end] == ":" and (end + 1 >= len(text) or text[end + 1] in " \t\r\n"):
+            break
+        end += 1
+    while end > start and text[end - 1] in " \t":
+        end -= 1
+    return end
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.text(alphabet="ab :#,]}[{\"'\\\t\r\n|>&*!-", max_size=30), st.integers(0, 31), st.booleans(),
+       st.booleans())
+def test_scalar_extents_match_a_character_scan(text: str, start: int, flow: bool, key: bool) -> None:
+    walker = yaml_source._Walker(text, [0], NodeBudget(10, 10))
+    assert walker._scalar_end(start, flow, key) == _scalar_end_by_character(text, start, flow, key)
+
+
+def test_scalar_extents_on_every_position_of_the_shapes() -> None:
+    for text in SHAPES.values():
+        walker = yaml_source._Walker(text, [0], NodeBudget(10, 10))
+        for start in range(len(text) + 1):
+            for flow in (False, True):
+                for key in (False, True):
+                    assert walker._scalar_end(start, flow, key) == _scalar_end_by_character(text, start, flow, key)
+
+
+# The text test that sends a file to the round-trip path, as one pattern: the faster test must agree with it.
+_UNUSUAL = re.compile(r"[\r\ufeff]|^%|^\s*\?(?:\s|$)|(?:^|[\s\[{,])(?:&|!!|!<)\S", re.MULTILINE)
+
+
+@settings(max_examples=600, deadline=None)
+@given(st.text(alphabet="a :#,[]{}\t\r\n\ufeff\u2028\x85%?&!<>-", max_size=20))
+def test_the_unusual_text_test_is_the_pattern(text: str) -> None:
+    assert yaml_check._unusual(text) == bool(_UNUSUAL.search(text))
+
+
+def test_the_unusual_text_test_on_the_shapes() -> None:
+    for text in SHAPES.values():
+        assert yaml_check._unusual(text) == bool(_UNUSUAL.search(text))

@@ -1,4 +1,4 @@
-"""YAML for checking only: libyaml's composer (through PyYAML's CSafeLoader), with the round-trip loader's results.
+"""YAML for checking only: libyaml's composer (PyYAML's CParser), with the round-trip loader's results.
 
 `check` needs each key's and value's position and each scalar's value, never a tree it can write back: only
 --fix, --diff and --write need ruamel's round-trip tree, and fix.py loads it itself. Measured on the 1,305 YAML
@@ -33,8 +33,12 @@ _STATE: dict[str, Any] = {}
 
 # Text that may need a feature this path does not reproduce: anchors (&), aliases and merge keys (*, <<), tags
 # (!), directives (%), complex keys (?), line ends other than \n, and U+FEFF (a byte-order mark left in the
-# text). A false alarm only costs the slower path.
-_UNUSUAL = re.compile(r"[\r\ufeff]|^%|^\s*\?(?:\s|$)|(?:^|[\s\[{,])(?:&|!!|!<)\S", re.MULTILINE)
+# text). A false alarm only costs the slower path. _unusual() tests these, each pattern searched only when the
+# text holds a character it needs (one pattern for them all tried a match at every position of every file: a
+# seventh of the YAML time of SpeechBrain's files).
+_COMPLEX_KEY = re.compile(r"^\s*\?(?:\s|$)", re.MULTILINE)
+_ANCHOR_OR_TAG = re.compile(r"(?<![^\s\[{,])(?:&|!!|!<)\S")  # at the start, or after a blank, [, { or ,
+
 # After an empty value: blanks, line ends and comments, up to the next token.
 _SAME_LINE_COMMENT = re.compile(r"[ \t]*#")
 _SKIP_TO_TOKEN = re.compile(r"(?:[ \t\n]+|#[^\n]*)*")
@@ -45,6 +49,19 @@ _BOOL = "tag:yaml.org,2002:bool"
 _INT_TAG = "tag:yaml.org,2002:int"
 _FLOAT_TAG = "tag:yaml.org,2002:float"
 _STR = "tag:yaml.org,2002:str"
+_MAX_REMEMBERED = 20_000  # resolved scalar texts kept per process, each of at most _REMEMBERED_LENGTH
+_REMEMBERED_LENGTH = 64
+
+
+def _unusual(text: str) -> bool:
+    """Whether the text may need the round-trip path (see above)."""
+    if "\r" in text or "\ufeff" in text:
+        return True
+    if "%" in text and (text.startswith("%") or "\n%" in text):  # a directive
+        return True
+    if "?" in text and _COMPLEX_KEY.search(text):
+        return True
+    return ("&" in text or "!!" in text or "!<" in text) and _ANCHOR_OR_TAG.search(text) is not None
 
 
 class _Unsupported(Exception):
@@ -52,7 +69,7 @@ class _Unsupported(Exception):
 
 
 def _tools() -> Any:
-    """(compose_all, CSafeLoader, node classes, ruamel's resolver), or None without libyaml."""
+    """(compose_all, libyaml's composer, node classes, ruamel's resolver, YAMLError), or None without libyaml."""
     if "tools" not in _STATE:
         try:
             import yaml  # PyYAML
@@ -63,11 +80,39 @@ def _tools() -> Any:
             from ruamel.yaml.resolver import VersionedResolver
 
             resolver = VersionedResolver()
+            # The tag of a plain scalar depends on its text alone: the implicit flags are fixed here, the
+            # resolver has no path resolvers, and without a loader its version is always the default (1.2).
+            # Each call costs that version lookup (three failed attribute look-ups) and a regex list, and
+            # configs repeat their scalars (SpeechBrain's 114 YAML files: 25,752 scalars, 1,605 distinct
+            # texts), so each text is resolved once per process.
+            tags: dict[str, str] = {}
 
             def resolve(value: str) -> str:
-                return str(resolver.resolve(RuamelScalar, value, (True, False)))
+                tag = tags.get(value)
+                if tag is None:
+                    tag = str(resolver.resolve(RuamelScalar, value, (True, False)))
+                    if len(value) <= _REMEMBERED_LENGTH:  # long texts (paths, prose) seldom repeat
+                        if len(tags) >= _MAX_REMEMBERED:
+                            tags.clear()  # a bound on memory over a huge tree; the hit rate stays high
+                        tags[value] = tag
+                return tag
 
-            _STATE["tools"] = (yaml.compose_all, yaml.CSafeLoader, yaml.MappingNode, yaml.SequenceNode,
+            from yaml.cyaml import CParser
+
+            class Composer(CParser):  # type: ignore[misc]
+                """libyaml's parser and composer, without PyYAML's tag resolution: this module reads no node's
+                tag (ruamel's resolver above decides), so the resolver's Python call per scalar is saved."""
+
+                def resolve(self, kind: Any, value: Any, implicit: Any) -> str:
+                    return ""
+
+                def descend_resolver(self, current_node: Any, current_index: Any) -> None:
+                    pass
+
+                def ascend_resolver(self) -> None:
+                    pass
+
+            _STATE["tools"] = (yaml.compose_all, Composer, yaml.MappingNode, yaml.SequenceNode,
                                yaml.ScalarNode, resolve, yaml.YAMLError)
         except ImportError:
             _STATE["tools"] = None
@@ -78,7 +123,7 @@ def load(path: str, text: str, limits: Limits) -> Document:
     from precisionlint.sources import yaml_source
 
     tools = _tools()
-    if tools is None or _UNUSUAL.search(text):
+    if tools is None or _unusual(text):
         return yaml_source.load(path, text, limits)
     compose_all, loader, *_, error = tools
     try:
@@ -158,40 +203,47 @@ class _ComposedWalker:
 
     def convert(self, node: Any, depth: int, start: int, flow: bool = False) -> Node:
         self.budget.take(depth)
-        if id(node) in self.visited:
+        visited = self.visited
+        if id(node) in visited:
             raise _Unsupported("an alias")  # composed aliases are the anchored node itself
-        self.visited.add(id(node))
-        if isinstance(node, self.Sequence) and self.text.startswith("!", node.start_mark.index):
-            # ruamel's round-trip tree keeps no positions for the items of a tagged sequence (`!apply:f [...]`),
-            # so its walker lists none: the same here.
-            return Node("seq", start, start)
-        if isinstance(node, self.Mapping):
+        visited.add(id(node))
+        text = self.text
+        kind = type(node)
+        if kind is self.Mapping:
             result = Node("map", start, start)
+            entries = result.entries
             is_flow = bool(node.flow_style)
             seen: set[Any] = set()
+            scalar_end, value, value_start, convert = self.scalar_end, self.value, self.value_start, self.convert
             for key_node, value_node in node.value:
-                if self.text.startswith("!", key_node.start_mark.index):
+                mark = key_node.start_mark
+                k_start = mark.index
+                if text.startswith("!", k_start):
                     raise _Unsupported("a tagged key")
-                key = self.value(key_node)
+                key = value(key_node)
                 if key == "<<" and not key_node.style:
                     raise _Unsupported("a merge key")
                 if key in seen:  # equal as Python keys (1, 1.0 and true are one key), as in the loaded mapping
                     raise _Unsupported("a duplicate key")  # the round-trip path decides what that means
                 seen.add(key)
-                k_start = key_node.start_mark.index
-                v_start = self.value_start(value_node, is_flow, key_node.start_mark.column)
-                child = self.convert(value_node, depth + 1, v_start, is_flow)
-                k_end = self.scalar_end(k_start, is_flow, key=True)
+                v_start = value_start(value_node, is_flow, mark.column)
+                child = convert(value_node, depth + 1, v_start, is_flow)
+                k_end = scalar_end(k_start, is_flow, True)
                 entry = Entry(str(key), k_start, k_end, child)
                 if not is_flow and child.kind == "scalar" and child.start >= k_end:
-                    entry.removal = whole_line_range(self.text, k_start, child.end)
-                result.entries.append(entry)
+                    entry.removal = whole_line_range(text, k_start, child.end)
+                entries.append(entry)
             return result
-        if isinstance(node, self.Sequence):
+        if kind is self.Sequence:
+            if text.startswith("!", node.start_mark.index):
+                # ruamel's round-trip tree keeps no positions for the items of a tagged sequence
+                # (`!apply:f [...]`), so its walker lists none: the same here.
+                return Node("seq", start, start)
             result = Node("seq", start, start)
             is_flow = bool(node.flow_style)
+            items = result.items
             for item in node.value:
-                result.items.append(self.convert(item, depth + 1, self.value_start(item, True), is_flow))
+                items.append(self.convert(item, depth + 1, self.value_start(item, True), is_flow))
             return result
-        end = self.scalar_end(start, flow) if start < len(self.text) else start
+        end = self.scalar_end(start, flow) if start < len(text) else start
         return Node("scalar", start, end, value=self.value(node))

@@ -254,35 +254,40 @@ class _Walker:
             return start
         char = text[start]
         if char == '"':
-            end = start + 1
-            while end < len(text) and text[end] != '"':
-                end += 2 if text[end] == "\\" else 1
-            return min(end + 1, len(text))
+            # Up to the closing quote, stepping over each backslash and the character after it (the body's
+            # pattern matches at any position, if only the empty string).
+            end = _DOUBLE_QUOTED_BODY.match(text, start + 1).end()  # type: ignore[union-attr]
+            return end + 1 if end < len(text) and text[end] == '"' else len(text)
         if char == "'":
-            end = start + 1
-            while end < len(text):
-                if text[end] == "'":
-                    if text.startswith("''", end):
-                        end += 2
-                        continue
-                    return end + 1
-                end += 1
-            return end
+            # Up to the closing quote; two quotes ('') are a quote inside the scalar.
+            end = _SINGLE_QUOTED_BODY.match(text, start + 1).end()  # type: ignore[union-attr]
+            return end + 1 if end < len(text) else end
         if char in "|>&*!{[":
             # Block scalars, anchors, aliases, tags, collections: no simple single-line extent.
             line_end = text.find("\n", start)
             return len(text) if line_end == -1 else line_end
-        end = start
-        stops = ",]}" if flow else ""
-        while end < len(text) and text[end] not in "\r\n" + stops:
-            if text[end] == "#" and end > start and text[end - 1] in " \t":
-                break
-            if key and text[end] == ":" and (end + 1 >= len(text) or text[end + 1] in " \t\r\n"):
-                break
-            end += 1
+        # A plain scalar ends at a line end, at a comment (`#` after a blank, not as its first character), in
+        # a flow collection at `,` `]` `}`, and as a key at `: ` (or a colon that ends a line or the text).
+        if char in "\r\n" or (flow and char in ",]}") or (key and char == ":" and _VALUE_COLON.match(text, start)):
+            return start
+        found = _PLAIN_STOPS[flow, key].search(text, start + 1)
+        end = len(text) if found is None else found.start()
         while end > start and text[end - 1] in " \t":
             end -= 1
         return end
+
+
+# The bodies of quoted scalars (what follows the opening quote, up to the closing one), and what ends a plain
+# scalar after its first character, by (flow, key).
+_DOUBLE_QUOTED_BODY = re.compile(r'[^"\\]*(?:\\.[^"\\]*)*', re.DOTALL)
+_SINGLE_QUOTED_BODY = re.compile(r"[^']*(?:''[^']*)*")
+_VALUE_COLON = re.compile(r":(?:[ \t\r\n]|\Z)")
+_PLAIN_STOPS = {
+    (flow, key): re.compile(
+        (r"[\r\n,\]}]" if flow else r"[\r\n]") + r"|(?<=[ \t])#" + (r"|:(?=[ \t\r\n]|\Z)" if key else "")
+    )
+    for flow in (False, True) for key in (False, True)
+}
 
 
 def _plain(value: Any) -> Any:
