@@ -390,25 +390,23 @@ def _lightning_python(ctx: CheckContext) -> Iterator[Finding]:
     bound once to such a call)."""
     from precisionlint.project.links import loaded_configs
     from precisionlint.sources.positions import node_offsets
+    from precisionlint.sources.python_index import PythonIndex
 
     document = ctx.document
     tree = document.tree
     if not isinstance(tree, ast.Module) or "DeepSpeedStrategy" not in document.text:
         return
-    strategies: dict[str, list[ast.Call]] = {}
-    for node in walk(tree):
-        if isinstance(node, ast.Assign):
-            for target in node.targets:
-                if isinstance(target, ast.Name):
-                    strategies.setdefault(target.id, []).append(node.value)  # type: ignore[arg-type]
-    for node in walk(tree):
-        if not isinstance(node, ast.Call) or _name(node.func) != "Trainer":
+    strategies: dict[str, list[ast.expr]] | None = None  # what each name is assigned, looked up only when needed
+    for node in PythonIndex.of(document).calls:  # every call, in ast.walk's order
+        if _name(node.func) != "Trainer":
             continue
         keywords = {kw.arg: kw.value for kw in node.keywords if kw.arg is not None}
         precision, strategy = keywords.get("precision"), keywords.get("strategy")
         if not isinstance(precision, ast.Constant) or strategy is None:
             continue
         if isinstance(strategy, ast.Name):
+            if strategies is None:
+                strategies = _assigned_values(tree)
             bound = strategies.get(strategy.id, [])
             strategy = bound[0] if len(bound) == 1 else None
         if not isinstance(strategy, ast.Call) or _name(strategy.func) != "DeepSpeedStrategy":
@@ -424,6 +422,17 @@ def _lightning_python(ctx: CheckContext) -> Iterator[Finding]:
             continue
         span = document.span_of(*node_offsets(document, precision))
         yield from _lightning_conflict(ctx, precision.value, span, "the Trainer sets", found[0], found[1])
+
+
+def _assigned_values(tree: ast.Module) -> dict[str, list[ast.expr]]:
+    """The values each plain name is assigned (`name = value`), anywhere in the module."""
+    assigned: dict[str, list[ast.expr]] = {}
+    for node in walk(tree):
+        if isinstance(node, ast.Assign):
+            for target in node.targets:
+                if isinstance(target, ast.Name):
+                    assigned.setdefault(target.id, []).append(node.value)
+    return assigned
 
 
 def _name(func: ast.expr) -> str:

@@ -230,7 +230,7 @@ def _torch_apis(ctx: CheckContext) -> Iterator[Finding]:
                 api = f"{node.module}.{alias.name}"
                 if api in _TORCH_APIS:
                     uses.append((model.positions.span(node), api, _TORCH_APIS[api]))
-        elif isinstance(node, ast.Attribute) and node.attr in ("GradScaler", "custom_fwd", "custom_bwd"):
+        elif isinstance(node, ast.Attribute) and node.attr in _API_ATTRIBUTES:
             scope = table.scope_of(node) or table.module
             qualname = resolver.qualname(node, scope)
             if qualname in _TORCH_APIS:
@@ -248,23 +248,43 @@ def _torch_apis(ctx: CheckContext) -> Iterator[Finding]:
         )
 
 
-def _walk(tree: ast.AST) -> Iterator[tuple[ast.AST, bool]]:
-    """Every node, with whether it sits under a version test or in a `try:` with an ImportError-style
-    handler (a compatibility switch that picks the API by version)."""
+_API_ATTRIBUTES = frozenset(("GradScaler", "custom_fwd", "custom_bwd"))
+_LEAF_FIELDS = frozenset(("ctx", "op", "ops"))  # expression contexts and operators: no API use below them
+_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
+def _walk(tree: ast.AST) -> list[tuple[ast.AST, bool]]:
+    """The `from ... import` statements and the attributes named like an API of _TORCH_APIS, in the order of a
+    depth-first walk (last child first), each with whether it sits under a version test or in a `try:` with an
+    ImportError-style handler (a compatibility switch that picks the API by version). One loop over the nodes,
+    without ast.iter_child_nodes' generators, which cost more than the rest of this rule."""
     from precisionlint.script.scopes import is_compat_handler, is_compat_test
 
+    found: list[tuple[ast.AST, bool]] = []
+    AST, Attribute, ImportFrom = ast.AST, ast.Attribute, ast.ImportFrom
+    fields_of = _FIELDS
     stack: list[tuple[ast.AST, bool]] = [(tree, False)]
+    pop, push = stack.pop, stack.append
     while stack:
-        node, guarded = stack.pop()
-        yield node, guarded
-        if isinstance(node, ast.Try) or type(node).__name__ == "TryStar":
-            compat = guarded or any(is_compat_handler(h) for h in node.handlers)  # type: ignore[attr-defined]
-            for child in ast.iter_child_nodes(node):
-                stack.append((child, compat))
-        elif isinstance(node, (ast.If, ast.IfExp)):
-            compat = guarded or is_compat_test(node.test)
-            for child in ast.iter_child_nodes(node):
-                stack.append((child, compat))
-        else:
-            for child in ast.iter_child_nodes(node):
-                stack.append((child, guarded))
+        node, guarded = pop()
+        kind = type(node)
+        if kind is ImportFrom or (kind is Attribute and node.attr in _API_ATTRIBUTES):  # type: ignore[attr-defined]
+            found.append((node, guarded))
+        inner = guarded
+        if not guarded:
+            if isinstance(node, ast.Try) or kind.__name__ == "TryStar":
+                inner = any(is_compat_handler(h) for h in node.handlers)  # type: ignore[attr-defined]
+            elif isinstance(node, (ast.If, ast.IfExp)):
+                inner = is_compat_test(node.test)
+        fields = fields_of.get(kind)
+        if fields is None:
+            fields = fields_of[kind] = tuple(f for f in kind._fields if f not in _LEAF_FIELDS)
+        for field in fields:
+            value = getattr(node, field, None)
+            if isinstance(value, AST):
+                push((value, inner))
+            elif isinstance(value, list):
+                for item in value:
+                    if isinstance(item, AST):
+                        push((item, inner))
+    return found

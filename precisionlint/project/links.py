@@ -128,9 +128,10 @@ def python_links(document: Document) -> Iterator[CallLink]:
     if not isinstance(tree, ast.Module) or "deepspeed" not in document.text:
         return
     from precisionlint.sources.positions import node_offsets
+    from precisionlint.sources.python_index import PythonIndex
 
-    for node in walk(tree):
-        if not isinstance(node, ast.Call) or _call_name(node.func) not in HF_ARGUMENT_CLASSES:
+    for node in PythonIndex.of(document).calls:  # every call, in ast.walk's order: no walk of the tree here
+        if _call_name(node.func) not in HF_ARGUMENT_CLASSES:
             continue
         keywords = {kw.arg: kw.value for kw in node.keywords if kw.arg is not None}
         value = keywords.get("deepspeed")
