@@ -95,15 +95,41 @@ def needs_script_model(text: str) -> bool:
     return not text.isascii() or any(word in text for word in SCRIPT_MODEL_WORDS)
 
 
+def _scan_plan(words: tuple[bytes, ...], gates: tuple[bytes, ...]) -> tuple[tuple[bytes, tuple[bytes, ...]], ...]:
+    """How to look for `words` with fewer scans of the file, finding exactly the same files: a word that holds
+    another word is found whenever that one is (it is dropped), and words that share a piece (a gate: "16" in
+    fp16, bf16 and float16) are looked for only in files that hold the piece. Each scan of a file costs about a
+    millisecond per megabyte, and most files hold none of the words, so every word is otherwise one more scan
+    (the prefilter was a tenth of a cold run's CPU on SpeechBrain's tree)."""
+    kept = [word for word in words if not any(other != word and other in word for other in words)]
+    plan: list[tuple[bytes, tuple[bytes, ...]]] = []
+    for gate in gates:
+        group = tuple(word for word in kept if gate in word)
+        if len(group) > 1:
+            plan.append((gate, group))
+            kept = [word for word in kept if word not in group]
+    plan.extend((word, ()) for word in kept)  # a word alone is its own gate: nothing more to look for
+    return tuple(plan)
+
+
+# Gates are pieces shared by several words; which ones does not change what is found, only how fast.
+_PYTHON_PLAN = _scan_plan(PYTHON_KEYWORDS, (b"16", b"custom_"))
+_CONFIG_PLAN = _scan_plan(CONFIG_KEYWORDS, (b"16", b"amp", b"torchtune."))
+
+
 def might_hold_findings(data: bytes, fmt: Format) -> bool:
-    keywords = PYTHON_KEYWORDS if fmt in ("python", "notebook") else CONFIG_KEYWORDS
+    """Whether `data` holds any of the format's keywords (PYTHON_KEYWORDS or CONFIG_KEYWORDS)."""
+    plan = _PYTHON_PLAN if fmt in ("python", "notebook") else _CONFIG_PLAN
     if data[:2] in (b"\xff\xfe", b"\xfe\xff", b"\x00\x00"):
         wide = _wide_encoding(data)
         if wide is not None:
             # UTF-16/32 (a byte-order mark): look for the words in the decoded text, so that a config saved by
             # a Windows tool is reported as unreadable (see decode_source) rather than silently skipped.
             data = data.decode(wide, "replace").encode("utf-8", "replace")
-    return any(word in data for word in keywords)
+    for gate, words in plan:
+        if gate in data and (not words or any(word in data for word in words)):
+            return True
+    return False
 
 
 def _wide_encoding(data: bytes) -> str | None:

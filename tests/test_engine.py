@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from precisionlint import checks, parallel
 from precisionlint.checks import Rule, all_rules
@@ -231,6 +233,21 @@ def test_prefilter_skips_only_files_without_findings() -> None:
 
 def test_prefilter_keywords_are_bytes() -> None:
     assert all(isinstance(word, bytes) and word for word in (*CONFIG_KEYWORDS, *PYTHON_KEYWORDS))
+
+
+# Pieces of every keyword (and the keywords whole), so that random texts often hold parts of several of them.
+_KEYWORD_PIECES = sorted({word[i:j] for word in (*CONFIG_KEYWORDS, *PYTHON_KEYWORDS)
+                          for i in range(len(word)) for j in (i + 1, i + 2, i + 4, len(word)) if j <= len(word)})
+
+
+@settings(max_examples=1500, deadline=None)
+@given(st.lists(st.sampled_from(_KEYWORD_PIECES), max_size=8), st.sampled_from(["python", "notebook", "yaml", "json"]))
+def test_prefilter_is_exactly_a_search_for_its_words(pieces: list[bytes], fmt: str) -> None:
+    """The prefilter's scan plan (words found through shared pieces) passes exactly the files that hold one of
+    the format's words."""
+    data = b"".join(pieces)
+    words = PYTHON_KEYWORDS if fmt in ("python", "notebook") else CONFIG_KEYWORDS
+    assert might_hold_findings(data, fmt) == any(word in data for word in words)  # type: ignore[arg-type]
 
 
 def test_python_settings_guard_is_sound() -> None:
