@@ -9,6 +9,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -234,3 +235,20 @@ def test_hyperpyyaml_tags_parse_and_never_run(tmp_path: Path) -> None:
     assert not sentinel.exists()
     [setting] = document.settings
     assert (setting.framework, setting.value) == ("speechbrain", "fp16")
+
+
+_HYPERPYYAML_TAG = re.compile(
+    r"(?:^|[\s\[{,:])(!(?:new|name|apply|module):|!ref\b|!copy\b|!include:|!tuple\b|!PLACEHOLDER\b)"
+)
+
+
+@settings(max_examples=800, deadline=None)
+@given(st.lists(st.sampled_from(["!new:", "!name:", "!ref", "!copy", "!include:", "!tuple", "!PLACEHOLDER", "!apply:",
+                                 "!module:", " ", "\n", "[", "{", ",", ":", "x", "!", "\u3000", "_"]), max_size=12))
+def test_hyperpyyaml_tags_are_those_of_one_pattern(pieces: list[str]) -> None:
+    """The tag scan finds the tags that a findall of one pattern (a tag at the start or after a separator
+    that no earlier tag took) finds."""
+    from precisionlint.frameworks.base import _hyperpyyaml_tags
+
+    text = "".join(pieces)
+    assert _hyperpyyaml_tags(text) == set(_HYPERPYYAML_TAG.findall(text))

@@ -68,7 +68,7 @@ class Facts:
     def hyperpyyaml_tags(self) -> frozenset[str]:
         """HyperPyYAML tags in the file (`!new:`, `!name:`, `!ref`, `!apply:`, ...): SpeechBrain's hparams loader."""
         if self._tags is None:
-            found = set(_HYPERPYYAML_TAG.findall(self.text)) if self.format == "yaml" and "!" in self.text else set()
+            found = _hyperpyyaml_tags(self.text) if self.format == "yaml" and "!" in self.text else set()
             self._tags = frozenset(found)
         return self._tags
 
@@ -81,9 +81,23 @@ class Facts:
         return self.path.rsplit("/", 1)[-1].lower()
 
 
-_HYPERPYYAML_TAG = re.compile(
-    r"(?:^|[\s\[{,:])(!(?:new|name|apply|module):|!ref\b|!copy\b|!include:|!tuple\b|!PLACEHOLDER\b)"
-)
+# A HyperPyYAML tag: at the start of the text, or after a blank, `[`, `{`, `,` or `:` that no earlier tag took as
+# its own last character. The tags are found with a search for `!` (a pattern that starts with a choice of
+# characters tries a match at every position: most of the time of reading SpeechBrain's hparams files).
+_TAG = re.compile(r"!(?:new|name|apply|module):|!ref\b|!copy\b|!include:|!tuple\b|!PLACEHOLDER\b")
+_BEFORE_TAG = re.compile(r"[\s\[{,:]")
+
+
+def _hyperpyyaml_tags(text: str) -> set[str]:
+    """The tags that a findall of `(?:^|[\\s\\[{,:])(<tag>)` finds (matches that do not overlap, left to right)."""
+    found: set[str] = set()
+    taken = 0  # where the previous match ended: a character before it cannot start another one
+    for match in _TAG.finditer(text):
+        start = match.start()
+        if start == 0 or (start - 1 >= taken and _BEFORE_TAG.match(text, start - 1)):
+            found.add(match.group())
+            taken = match.end()
+    return found
 
 
 class Vocabulary(NamedTuple):

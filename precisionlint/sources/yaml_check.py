@@ -49,7 +49,7 @@ _BOOL = "tag:yaml.org,2002:bool"
 _INT_TAG = "tag:yaml.org,2002:int"
 _FLOAT_TAG = "tag:yaml.org,2002:float"
 _STR = "tag:yaml.org,2002:str"
-_MAX_REMEMBERED = 20_000  # resolved scalar texts kept per process, each of at most _REMEMBERED_LENGTH
+_MAX_REMEMBERED = 20_000  # plain scalar values kept per process, each of a text of at most _REMEMBERED_LENGTH
 _REMEMBERED_LENGTH = 64
 
 
@@ -68,6 +68,14 @@ class _Unsupported(Exception):
     """This file needs the round-trip path."""
 
 
+class _OtherType(str):
+    """The tag of a plain scalar of a type this path does not read (a timestamp, 0x1F, 1_000, .inf)."""
+
+
+_UNREAD = object()
+_PLAIN_VALUES: dict[str, Any] = {}  # plain scalar text -> its value, or its _OtherType
+
+
 def _tools() -> Any:
     """(compose_all, libyaml's composer, node classes, ruamel's resolver, YAMLError), or None without libyaml."""
     if "tools" not in _STATE:
@@ -80,22 +88,9 @@ def _tools() -> Any:
             from ruamel.yaml.resolver import VersionedResolver
 
             resolver = VersionedResolver()
-            # The tag of a plain scalar depends on its text alone: the implicit flags are fixed here, the
-            # resolver has no path resolvers, and without a loader its version is always the default (1.2).
-            # Each call costs that version lookup (three failed attribute look-ups) and a regex list, and
-            # configs repeat their scalars (SpeechBrain's 114 YAML files: 25,752 scalars, 1,605 distinct
-            # texts), so each text is resolved once per process.
-            tags: dict[str, str] = {}
 
             def resolve(value: str) -> str:
-                tag = tags.get(value)
-                if tag is None:
-                    tag = str(resolver.resolve(RuamelScalar, value, (True, False)))
-                    if len(value) <= _REMEMBERED_LENGTH:  # long texts (paths, prose) seldom repeat
-                        if len(tags) >= _MAX_REMEMBERED:
-                            tags.clear()  # a bound on memory over a huge tree; the hit rate stays high
-                        tags[value] = tag
-                return tag
+                return str(resolver.resolve(RuamelScalar, value, (True, False)))
 
             from yaml.cyaml import CParser
 
@@ -165,11 +160,28 @@ class _ComposedWalker:
         if not isinstance(node, self.Scalar):
             raise _Unsupported("a collection where a scalar is expected")
         text = node.value
-        if self.text.startswith("!", node.start_mark.index):
-            # A local tag (HyperPyYAML's `!ref <x>`, `!name:f`): the round-trip loader keeps the text.
+        # Quoted, literal or folded: always a string. A local tag (HyperPyYAML's `!ref <x>`, `!name:f`): the
+        # round-trip loader keeps the text.
+        if node.style or self.text.startswith("!", node.start_mark.index):
             return text
-        if node.style:  # quoted, literal or folded: always a string
-            return text
+        # A plain scalar's value depends on its text alone: ruamel's resolver has fixed implicit flags here, no
+        # path resolvers, and without a loader always the default version (1.2). Each resolution costs that
+        # version lookup (three failed attribute look-ups) and a list of patterns, and configs repeat their
+        # scalars (SpeechBrain's 114 YAML files: 25,752 scalars, 1,605 distinct texts), so each text is read
+        # once per process.
+        value = _PLAIN_VALUES.get(text, _UNREAD)
+        if value is _UNREAD:
+            value = self.plain(text)
+            if len(text) <= _REMEMBERED_LENGTH:  # long texts (paths, prose) seldom repeat
+                if len(_PLAIN_VALUES) >= _MAX_REMEMBERED:
+                    _PLAIN_VALUES.clear()  # a bound on memory over a huge tree; the hit rate stays high
+                _PLAIN_VALUES[text] = value
+        if type(value) is _OtherType:
+            raise _Unsupported(f"a {value} scalar")
+        return value
+
+    def plain(self, text: str) -> Any:
+        """The value of a plain scalar, or the _OtherType of one this path does not read."""
         tag = self.resolve(text)
         if tag == _STR:
             return text
@@ -181,7 +193,7 @@ class _ComposedWalker:
             return int(text)
         if tag == _FLOAT_TAG and _FLOAT.fullmatch(text):
             return float(text)
-        raise _Unsupported(f"a {tag} scalar")
+        return _OtherType(tag)
 
     def value_start(self, node: Any, flow: bool, key_column: int = -1) -> int:
         """Where the round-trip loader puts a value: its first character, or for an empty value (`key:` with
