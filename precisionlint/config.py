@@ -318,8 +318,11 @@ class ConfigFinder:
         self._real: dict[str, str] = {}
 
     def for_directory(self, directory: Path) -> Config | None:
+        return self._for_folder(os.path.abspath(directory))
+
+    def _for_folder(self, absolute: str) -> Config | None:
         try:
-            start = self._real_path(os.path.abspath(directory))
+            start = self._real_path(absolute)
         except (OSError, ValueError, RecursionError):
             return None
         walked: list[str] = []
@@ -362,10 +365,11 @@ class ConfigFinder:
         # Once per folder, not per file, and looked up by the folder as the path spells it (one run has one
         # working directory).
         spelled = os.path.dirname(fs_path)
-        if spelled not in self._by_folder_name:
-            folder = os.path.dirname(os.path.abspath(fs_path)) or "."
-            self._by_folder_name[spelled] = self.for_directory(Path(folder))
-        return self._by_folder_name[spelled]
+        try:
+            return self._by_folder_name[spelled]
+        except KeyError:
+            found = self._by_folder_name[spelled] = self._for_folder(os.path.dirname(os.path.abspath(fs_path)))
+            return found
 
     @staticmethod
     def _here(folder: str) -> Config | None:

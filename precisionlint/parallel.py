@@ -31,6 +31,9 @@ if TYPE_CHECKING:
 MIN_FILES_FOR_POOL = 2
 MIN_BYTES_FOR_POOL = 400_000
 CHUNK_BYTES = 96_000  # files are handed to the workers in chunks of about this size, in order
+# Below this many files (a pre-commit run on the files of one commit), reading them costs less than loading the
+# cache's file index of a large repository: the index is neither read nor written.
+MIN_FILES_FOR_INDEX = 32
 
 Progress = Callable[[int], None]
 
@@ -104,7 +107,7 @@ def check_all(
     analysed: dict[int, str] = {}  # index -> identity, for the files analysed in this run (to be cached)
     copies: list[tuple[int, int]] = []  # (index, index whose result it shares)
     # The cache's file index: what the bytes of a file with an unchanged stat showed (see precisionlint.cache).
-    files = cache.files if cache is not None else None
+    files = cache.files if cache is not None and len(sources) >= MIN_FILES_FOR_INDEX else None
     read_with: dict[int, tuple[os.stat_result, str, bool, bool]] = {}  # index -> (stat, digest, flags) as read
     max_size = options.limits.max_file_size
     for index, source in enumerate(sources):

@@ -225,6 +225,8 @@ def test_concurrent_runs_leave_a_readable_cache(tmp_path: Path) -> None:
     assert [run.wait() for run in runs] == [0, 0, 0, 0]
     [cache_file] = (tmp_path / ".precisionlint_cache" / "1").glob("*.results")
     assert len(_read(cache_file)) == 40
+    [index] = (tmp_path / ".precisionlint_cache" / "1").glob("*.files")
+    assert len(_read(index)) == 40
     assert not list((tmp_path / ".precisionlint_cache").rglob("*.tmp"))
 
 
@@ -341,6 +343,12 @@ def test_a_script_names_its_folder_in_the_key_only_when_a_rule_may_follow_its_li
 
 QUIET = LEGACY.replace("precision: 16", "precisian: 16")  # the same size, and no finding
 assert len(QUIET) == len(LEGACY)
+
+
+@pytest.fixture(autouse=True)
+def _index_small_runs(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The file index serves runs of at least parallel.MIN_FILES_FOR_INDEX files; these trees are smaller."""
+    monkeypatch.setattr(parallel, "MIN_FILES_FOR_INDEX", 1)
 
 
 def _counting_reads(monkeypatch: pytest.MonkeyPatch) -> list[str]:

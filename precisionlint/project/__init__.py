@@ -18,6 +18,7 @@ import os
 import time
 from typing import TYPE_CHECKING
 
+from precisionlint.cache import UNSETTLED, settled
 from precisionlint.project.pins import Pins, normalize, read_text
 from precisionlint.project.versions import VersionRange
 
@@ -126,8 +127,6 @@ def file_signature(path: str, now_ns: int | None = None) -> str | None:
     except (OSError, ValueError):
         return None
     signature = f"{info.st_size}:{info.st_mtime_ns}:{info.st_ctime_ns}:{info.st_ino}"
-    from precisionlint.cache import UNSETTLED, settled
-
     return signature if settled(info, time.time_ns() if now_ns is None else now_ns) else signature + UNSETTLED
 
 
