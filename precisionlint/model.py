@@ -69,17 +69,24 @@ class Fix(NamedTuple):
         }
 
 
+SAME_FILE = ""  # Related.path of a place in the finding's own file
+
+
 class Related(NamedTuple):
-    """Another place a finding is about (the DeepSpeed JSON that a TrainingArguments call names): shown
-    beside the finding and written as SARIF relatedLocations."""
+    """Another place a finding is about (the DeepSpeed JSON that a TrainingArguments call names, the earlier
+    occurrence of a duplicated key): shown beside the finding and written as SARIF relatedLocations.
+
+    An empty `path` (SAME_FILE) names the finding's own file. A file's findings are computed once per content and
+    handed to every path that holds it (copies, cached results), so a place in the same file must not carry the
+    path it was first found under: it takes the path of the finding it is attached to when written out."""
 
     path: str
     span: Span
     message: str
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self, own_path: str = "") -> dict[str, Any]:
         return {
-            "path": self.path,
+            "path": self.path or own_path,
             "line": self.span.line,
             "column": self.span.column,
             "end_line": self.span.end_line,
@@ -96,7 +103,7 @@ class Finding(NamedTuple):
     span: Span
     message: str
     fix: Fix | None = None
-    related: tuple[Related, ...] = ()  # other files' locations the finding names (cross-file rules)
+    related: tuple[Related, ...] = ()  # other locations the finding names (other files', earlier ones)
     cell: int | None = None  # notebooks: the code cell (from 1) whose line `span` counts, as ruff reports it
 
     def sort_key(self) -> tuple[str, int, int, int, str]:
@@ -116,7 +123,7 @@ class Finding(NamedTuple):
             "fix": self.fix.to_json() if self.fix else None,
         }
         if self.related:  # only where there is some: readers of the older shape see no new key
-            data["related"] = [r.to_json() for r in self.related]
+            data["related"] = [r.to_json(self.path) for r in self.related]
         if self.cell is not None:
             data["cell"] = self.cell
         return data

@@ -7,6 +7,7 @@ fails the test instead of blocking the suite; no test asserts how fast anything 
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -325,7 +326,8 @@ def test_python_tags_in_yaml_execute_nothing(tmp_path: Path) -> None:
 
 
 def test_duplicate_keys_in_every_format(tmp_path: Path) -> None:
-    # YAML: loaded last-wins as PyYAML does, checked, and each occurrence reported by duplicate-key.
+    # YAML: loaded last-wins as PyYAML does, checked, and the last occurrence reported once by duplicate-key.
+    # Every format reports the later key, the one that overrides (TOML as a parse error).
     (tmp_path / "dup.yaml").write_text("trainer:\n  precision: 16\n  precision: bf16-mixed\n")
     (tmp_path / "dup.toml").write_text('[trainer_config]\nprecision = "16"\nprecision = "bf16-mixed"\n')
     # Legal JSON: Python's json keeps the last value and DeepSpeed refuses the file, so a DeepSpeed config is checked
@@ -333,9 +335,33 @@ def test_duplicate_keys_in_every_format(tmp_path: Path) -> None:
     (tmp_path / "dup.json").write_text('{\n  "fp16": {"enabled": true},\n  "fp16": {"enabled": false}\n}\n')
     (tmp_path / "nested.json").write_text('{"a": [{"fp16": 1}, {"fp16": 2}], "b": {"fp16": 1}, "fp16": {}}\n')
     code, output = check(tmp_path, ".")
-    assert "dup.yaml:2:3: PL004 [warning] key 'precision' appears 2 times" in output
-    assert "dup.yaml:3:3: PL004 [warning]" in output and "dup.yaml:3:3: PL001" not in output
+    assert "dup.yaml:3:3: PL004 [warning] key 'precision' appears 2 times" in output
+    assert "dup.yaml:2:" not in output and "dup.yaml:3:3: PL001" not in output
     assert "dup.toml:3:1: PL001 [error] invalid TOML" in output
     assert "dup.json:3:3: PL004 [error] key 'fp16' appears 2 times" in output and "PL001" not in output.replace(
         "dup.toml:3:1: PL001", "")
+    assert "dup.json:2:" not in output
     assert "nested.json" not in output  # the same key in different objects is fine
+
+
+def test_a_duplicate_key_is_one_finding_whose_related_locations_follow_each_copy(tmp_path: Path) -> None:
+    # The earlier occurrences are related locations in the same file. The same content under two paths is
+    # analysed once, and a second run reads the cache: each path's finding still names its own file.
+    text = "trainer:\n  precision: 16-mixed\n  precision: 32\n  devices: 8\n  precision: bf16-mixed\n"
+    for folder in ("a", "b"):
+        (tmp_path / folder).mkdir()
+        (tmp_path / folder / "config.yaml").write_text(text)
+    for _ in range(2):  # the first run fills the cache, the second reads it
+        code, output = check(tmp_path, "--output-format", "json", "--select", "PL004", "a", "b")
+        assert code == 1
+        findings = json.loads(output)
+        assert [(f["path"], f["line"], f["column"]) for f in findings] == [
+            ("a/config.yaml", 5, 3), ("b/config.yaml", 5, 3)]
+        for finding in findings:
+            assert "appears 3 times in this mapping (lines 2, 3, 5)" in finding["message"]
+            assert "the earlier ones are ignored" in finding["message"]
+            assert [(r["path"], r["line"], r["column"], r["end_column"]) for r in finding["related"]] == [
+                (finding["path"], 2, 3, 12), (finding["path"], 3, 3, 12)]
+    code, output = check(tmp_path, "--output-format", "sarif", "--select", "PL004", "a")
+    related = json.loads(output)["runs"][0]["results"][0]["relatedLocations"]
+    assert [r["physicalLocation"]["artifactLocation"]["uri"] for r in related] == ["a/config.yaml"] * 2

@@ -1,6 +1,7 @@
 """## What it does
 Finds a key written twice in one YAML mapping or JSON object, and a YAML mapping with more than one `<<` merge
-key. Each occurrence is reported on its own line.
+key. The last occurrence, the one that silently overrides the others, is reported once; the earlier ones are
+its related locations.
 
 ## Why is this bad?
 YAML forbids duplicate keys, but the loaders training code uses accept them: PyYAML (`yaml.safe_load`, which
@@ -48,7 +49,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from precisionlint.checks import CheckContext
-from precisionlint.model import Finding, Severity, Span
+from precisionlint.model import SAME_FILE, Finding, Related, Severity, Span
 
 CODE = "PL004"
 NAME = "duplicate-key"
@@ -60,26 +61,26 @@ READS = "yaml, json"
 
 def check(ctx: CheckContext) -> Iterator[Finding]:
     severity: Severity | None = None
-    kept = "the one PyYAML and OmegaConf keep, strict YAML loaders refuse the file"
-    ignored = "ignored by PyYAML and OmegaConf, which keep"
+    readers, refusal = "PyYAML and OmegaConf", "strict YAML loaders refuse the file"
     if ctx.document.format == "json":
-        kept = "the one Python's json keeps; DeepSpeed refuses the file"
-        ignored = "ignored by Python's json, which keeps"
+        readers, refusal = "Python's json", "DeepSpeed refuses the file"
         if any(setting.framework == "deepspeed" for setting in ctx.settings):
             severity = Severity.ERROR  # a DeepSpeed config: the job will not start
+    keep = "keeps" if ctx.document.format == "json" else "keep"
     for key, positions in ctx.document.duplicate_keys:
         lines = ", ".join(str(line) for line, _ in positions)
-        last_line = positions[-1][0]
         shown = key if len(key) <= 60 else key[:57] + "..."
-        for index, (line, column) in enumerate(positions):
-            if key == "<<":
-                message = (f"{len(positions)} `<<` merge keys in one mapping (lines {lines}): PyYAML applies all of "
-                           "them, the later overriding the earlier; strict YAML loaders refuse the file. Use one "
-                           "`<<: [*a, *b]`")
-            elif index + 1 == len(positions):
-                message = (f"key '{shown}' appears {len(positions)} times in this mapping (lines {lines}); this last "
-                           f"value is {kept}")
-            else:
-                message = (f"key '{shown}' appears {len(positions)} times in this mapping (lines {lines}); this value "
-                           f"is {ignored} the one on line {last_line}")
-            yield ctx.report(Span.point(line, column, len(key)), message, severity=severity)
+        *earlier, (line, column) = positions
+        if key == "<<":
+            message = (f"{len(positions)} `<<` merge keys in one mapping (lines {lines}): PyYAML applies all of "
+                       "them, the later overriding the earlier; strict YAML loaders refuse the file. Use one "
+                       "`<<: [*a, *b]`")
+            what = "an earlier `<<` merge, overridden where this one sets the same key"
+        else:
+            ignored = "the earlier one is" if len(earlier) == 1 else "the earlier ones are"
+            message = (f"key '{shown}' appears {len(positions)} times in this mapping (lines {lines}); this last "
+                       f"value is the one {readers} {keep}, {ignored} ignored, and {refusal}")
+            what = f"an earlier '{shown}', ignored by {readers}"
+        related = tuple(Related(SAME_FILE, Span.point(at_line, at_column, len(key)), what)
+                        for at_line, at_column in earlier)
+        yield ctx.report(Span.point(line, column, len(key)), message, severity=severity, related=related)

@@ -13,8 +13,8 @@ tests/test_output_contract.py:
                     start, end (character offsets into the file's text, end exclusive, BOM not counted),
                     content (the replacement), and location / end_location ({line, column}, 1-based) for
                     tools that place edits by position
-    related         only where a finding names other files' locations: [{path, line, column, end_line,
-                    end_column, message}]
+    related         only where a finding names other locations (other files', or earlier in its own file):
+                    [{path, line, column, end_line, end_column, message}]
 
 json-lines writes the same objects, one per line, with no enclosing array.
 """

@@ -188,7 +188,7 @@ def build_log(findings: Sequence[Finding], rules: Iterable[Rule], root: str | No
                 {
                     "id": number,
                     "physicalLocation": {
-                        "artifactLocation": artifact_location(other.path, root),
+                        "artifactLocation": artifact_location(other.path or finding.path, root),
                         "region": {
                             "startLine": other.span.line,
                             "startColumn": other.span.column,
