@@ -25,6 +25,8 @@ import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from precisionlint.project.links import DEEPSPEED_WORDS
+
 if TYPE_CHECKING:
     from precisionlint.checks import Rule
     from precisionlint.engine import SourceFile
@@ -36,7 +38,7 @@ PROJECT_RULES = frozenset({
     "fp16-on-bf16-capable-gpu",
 })
 _LINKABLE = ("json", "yaml", "toml", "shell")
-_ALIAS = re.compile(rb"\b(?:ds|DeepSpeed)\b")  # the names project.links._is_deepspeed accepts besides deepspeed
+_ALIAS = re.compile(DEEPSPEED_WORDS.encode())  # the names project.links.is_deepspeed accepts, as bytes
 _SCRIPTS = ("python", "notebook")
 
 

@@ -24,6 +24,11 @@ from typing import Any, NamedTuple
 from precisionlint.model import Document, Setting, Span
 from precisionlint.sources.python_index import walk  # ast.walk's nodes and order, faster
 
+# The names scripts call `deepspeed.initialize` through: the module's own and the aliases it is imported as.
+# Quick text tests before a tree walk (project.scripts, project.context) look for these same words.
+DEEPSPEED_NAMES = ("deepspeed", "ds", "DeepSpeed")
+DEEPSPEED_WORDS = r"\b(?:" + "|".join(DEEPSPEED_NAMES) + r")\b"  # a regular expression
+
 # Calls whose `deepspeed=` argument names a DeepSpeed config read by the Hugging Face Trainer.
 HF_ARGUMENT_CLASSES = frozenset({
     "TrainingArguments", "Seq2SeqTrainingArguments", "SFTConfig", "DPOConfig", "GRPOConfig", "ORPOConfig",
@@ -261,7 +266,7 @@ def script_links(document: Document) -> Iterator[ScriptLink]:
         name = _call_name(node.func)
         value: ast.expr | None = None
         kind = ""
-        if reads_deepspeed and name == "initialize" and _is_deepspeed(node.func):
+        if reads_deepspeed and name == "initialize" and is_deepspeed(node.func):
             keywords = {kw.arg: kw.value for kw in node.keywords if kw.arg is not None}
             value, kind = keywords.get("config", keywords.get("config_params")), "deepspeed-config"
         elif reads_deepspeed and name == "HfDeepSpeedConfig":
@@ -282,10 +287,9 @@ def script_links(document: Document) -> Iterator[ScriptLink]:
         yield ScriptLink(Link(literal, document.span_of(start, end), f"{kind}@{node.lineno}", kind), node)
 
 
-def _is_deepspeed(func: ast.expr) -> bool:
-    """`deepspeed.initialize` (the module under its own name or an alias ending in it)."""
-    return isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) \
-        and func.value.id in ("deepspeed", "ds", "DeepSpeed")
+def is_deepspeed(func: ast.expr) -> bool:
+    """`deepspeed.initialize` (the module under its own name or one of the aliases it is imported as)."""
+    return isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id in DEEPSPEED_NAMES
 
 
 # --- the link map ---------------------------------------------------------------------------------------------

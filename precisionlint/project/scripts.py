@@ -22,8 +22,6 @@ if TYPE_CHECKING:
     from precisionlint.model import Document
     from precisionlint.script.model import AutocastRegion, RegionUse, ScriptModel
 
-# The receivers project.links._is_deepspeed accepts for `.initialize(...)`, as words of the text.
-_DEEPSPEED_NAME = re.compile(r"\b(?:deepspeed|ds|DeepSpeed)\b")
 _DTYPE_NAMES = {"float16": "float16", "half": "float16", "bfloat16": "bfloat16"}
 
 
@@ -185,19 +183,20 @@ def deepspeed_initializations(document: Document) -> Iterator[tuple[ast.Call, li
     text = document.text
     if not isinstance(tree, ast.Module) or "initialize" not in text:
         return
-    if text.isascii() and _DEEPSPEED_NAME.search(text) is None:
-        return  # no receiver _is_deepspeed accepts (a name that is not ASCII may be normalised to one)
-    from precisionlint.project.links import _is_deepspeed
+    from precisionlint.project.links import DEEPSPEED_WORDS, is_deepspeed
+
+    if text.isascii() and re.search(DEEPSPEED_WORDS, text) is None:
+        return  # no receiver is_deepspeed accepts (a name that is not ASCII may be normalised to one)
 
     for node in _statements(tree):
         if isinstance(node, ast.Assign):
             value = node.value
             if isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) \
-                    and value.func.attr == "initialize" and _is_deepspeed(value.func):
+                    and value.func.attr == "initialize" and is_deepspeed(value.func):
                 yield value, _engine_targets(node)
             elif isinstance(value, ast.Subscript) and isinstance(value.value, ast.Call) \
                     and isinstance(value.value.func, ast.Attribute) and value.value.func.attr == "initialize" \
-                    and _is_deepspeed(value.value.func) and isinstance(value.slice, ast.Constant) \
+                    and is_deepspeed(value.value.func) and isinstance(value.slice, ast.Constant) \
                     and value.slice.value == 0:
                 targets = [ast.unparse(t) for t in node.targets if isinstance(t, (ast.Name, ast.Attribute))]
                 yield value.value, targets
