@@ -135,6 +135,13 @@ class CheckContext:
 
         return project_of(self.document)
 
+    def linked(self, literal: object, base: str | None = None) -> tuple[str, Document] | None:
+        """The file a path written in the checked document (or in the file `base`) names, with its document
+        (Project.linked)."""
+        from precisionlint.project import disk_path
+
+        return self.project.linked(disk_path(self.document) if base is None else base, literal)
+
     def report(
         self,
         span: Span,

@@ -67,6 +67,7 @@ from typing import Any
 
 from precisionlint.checks import CheckContext
 from precisionlint.model import Document, Finding, Related, Severity
+from precisionlint.sources.tree import root_map
 
 CODE = "PL404"
 NAME = "autocast-around-deepspeed-engine"
@@ -109,10 +110,10 @@ class _Config:
 
 def _torch_autocast(document: Document) -> bool | None:
     """`torch_autocast.enabled` at the top level: True, False (absent or false), None (not a literal)."""
-    roots = document.tree if isinstance(document.tree, list) else [document.tree]
-    if len(roots) != 1 or getattr(roots[0], "kind", None) != "map":
+    root = root_map(document.tree)
+    if root is None:
         return None
-    section = roots[0].get("torch_autocast")
+    section = root.get("torch_autocast")
     if section is None:
         return False
     if section.value.kind != "map":
@@ -161,14 +162,11 @@ def _message(autocast_dtype: str, config: _Config, where: str, why: str) -> str:
             f"enable `\"torch_autocast\": {{\"enabled\": true, \"dtype\": \"{autocast_dtype}\"}}` in the config")
 
 
-def _config_of(ctx: CheckContext, base: str, literal: Any) -> _Config | None:
-    if not isinstance(literal, str) or "$" in literal:
+def _config_of(ctx: CheckContext, literal: Any) -> _Config | None:
+    found = ctx.linked(literal)
+    if found is None or found[1].format not in ("json", "yaml"):
         return None
-    path = ctx.project.resolve(base, literal)
-    linked = ctx.project.document(path) if path is not None else None
-    if path is None or linked is None or linked.format not in ("json", "yaml"):
-        return None
-    return _Config(path, linked)
+    return _Config(*found)
 
 
 def _related(config: _Config) -> tuple[Related, ...]:
@@ -198,14 +196,13 @@ def _script(ctx: CheckContext) -> Iterator[Finding]:
     from precisionlint.project.scripts import engine_calls_under_autocast, literal_dtype
 
     document = ctx.document
-    base = document.__dict__.get("fs_path") or document.path
     reported: set[int] = set()
     for found in engine_calls_under_autocast(document):
         region = found.use.region
         if id(region) in reported:
             continue
         dtype = literal_dtype(region)
-        config = _config_of(ctx, base, _initialize_config(document, found.initialize))
+        config = _config_of(ctx, _initialize_config(document, found.initialize))
         if dtype is None or config is None:
             continue
         verdict = _verdict(ctx, dtype, config)
@@ -223,15 +220,16 @@ def _launchers(ctx: CheckContext) -> Iterator[Finding]:
     from precisionlint.project import display_path
     from precisionlint.project.scripts import engine_calls_under_autocast, literal_dtype
 
-    base = ctx.document.__dict__.get("fs_path") or ctx.document.path
     for launch in ctx.document.tree or []:
         flag = launch.script_flags.get("deepspeed_config")
         if flag is None or launch.script is None:
             continue
-        config = _config_of(ctx, base, flag.value)
-        script_path = ctx.project.resolve(base, launch.script)
-        script = ctx.project.document(script_path) if script_path is not None else None
-        if config is None or script is None or script.format != "python" or "autocast" not in script.text:
+        config = _config_of(ctx, flag.value)
+        found_script = ctx.linked(launch.script)
+        if config is None or found_script is None:
+            continue
+        script_path, script = found_script
+        if script.format != "python" or "autocast" not in script.text:
             continue
         for found in engine_calls_under_autocast(script):
             keywords = {kw.arg for kw in found.initialize.keywords}
@@ -243,7 +241,6 @@ def _launchers(ctx: CheckContext) -> Iterator[Finding]:
             if verdict is None or dtype is None:
                 continue
             severity, why = verdict
-            assert script_path is not None
             where = f"{display_path(script_path)}:{region.span.line}"
             message = (f"{launch.script} wraps the DeepSpeed engine's forward in a {dtype} `torch.autocast` "
                        f"({where}), and this config ({_where(config)}) "

@@ -67,6 +67,7 @@ from typing import Any, NamedTuple
 from precisionlint.checks import CheckContext
 from precisionlint.model import Document, Finding, Related, Setting, Severity, Span
 from precisionlint.sources.python_index import walk  # ast.walk's nodes and order, faster
+from precisionlint.sources.tree import root_map, roots
 
 CODE = "PL402"
 NAME = "cross-file-precision-conflict"
@@ -97,17 +98,6 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
 
 
 # --- helpers -------------------------------------------------------------------------------------------------
-
-
-def _linked(ctx: CheckContext, literal: Any) -> tuple[str, Document] | None:
-    if not isinstance(literal, str) or "$" in literal:
-        return None
-    project = ctx.project
-    path = project.resolve(ctx.document.__dict__.get("fs_path") or ctx.document.path, literal)
-    if path is None:
-        return None
-    linked = project.document(path)
-    return (path, linked) if linked is not None else None
 
 
 def _where(path: str, setting: Setting) -> str:
@@ -188,7 +178,7 @@ def _configs(ctx: CheckContext) -> Iterator[Finding]:
 
     document = ctx.document
     for link in config_links(document):
-        found = _linked(ctx, link.literal)
+        found = ctx.linked(link.literal)
         if found is None:
             continue
         path, linked = found
@@ -233,7 +223,7 @@ def _python(ctx: CheckContext) -> Iterator[Finding]:
 
     document = ctx.document
     for found_link in python_links(document):
-        found = _linked(ctx, found_link.link.literal)
+        found = ctx.linked(found_link.link.literal)
         if found is None:
             continue
         path, linked = found
@@ -275,7 +265,7 @@ def _launchers(ctx: CheckContext) -> Iterator[Finding]:
         # --fp16 / --bf16 with --deepspeed ds.json: the Hugging Face pattern (HfArgumentParser reads both).
         ds_flag = flags.get("deepspeed")
         if ds_flag is not None and ("fp16" in flags or "bf16" in flags):
-            found = _linked(ctx, ds_flag.value)
+            found = ctx.linked(ds_flag.value)
             if found is not None:
                 hf: dict[str, bool | None] = {}
                 explicit: dict[str, Span] = {}
@@ -294,13 +284,13 @@ def _launchers(ctx: CheckContext) -> Iterator[Finding]:
         # accelerate launch --mixed_precision X --deepspeed_config_file ds.json / --config_file accelerate.yaml
         ds_file = launch.launcher_flags.get("deepspeed_config_file")
         if ds_file is not None:
-            found = _linked(ctx, ds_file.value)
+            found = ctx.linked(ds_file.value)
             if found is not None:
                 yield from _accelerate_conflict(ctx, mixed.value, mixed.span, found[0], found[1],
                                                 "`--mixed_precision` is")
         config_flag = launch.launcher_flags.get("config_file")
         if ds_file is None and config_flag is not None:
-            config = _linked(ctx, config_flag.value)
+            config = ctx.linked(config_flag.value)
             if config is not None:
                 for link in config_links(config[1]):
                     if link.kind != "accelerate-deepspeed":
@@ -312,7 +302,7 @@ def _launchers(ctx: CheckContext) -> Iterator[Finding]:
                                                         "`--mixed_precision` is")
         # accelerate launch --mixed_precision X train.py, where train.py says Accelerator(mixed_precision=Y)
         if launch.script is not None:
-            script = _linked(ctx, launch.script)
+            script = ctx.linked(launch.script)
             if script is None:
                 continue
             path, linked_script = script
@@ -342,14 +332,6 @@ def _lightning_type(value: Any) -> str | None:
     return _LIGHTNING_TYPES.get(str(value)) if isinstance(value, (str, int)) else None
 
 
-def _top_keys(linked: Document) -> set[str]:
-    roots = linked.tree if isinstance(linked.tree, list) else [linked.tree]
-    root = roots[0] if len(roots) == 1 else None
-    if root is None or getattr(root, "kind", None) != "map":
-        return set()
-    return set(root.keys())
-
-
 def _lightning_conflict(
     ctx: CheckContext, precision: Any, span: Span, precision_where: str, path: str, linked: Document,
     related: tuple[Related, ...] = (),
@@ -363,7 +345,8 @@ def _lightning_conflict(
     if other not in ds or not ds[other][0] or ds.get(wanted, (False,))[0]:
         return
     setting = ds[other][1]
-    keys = _top_keys(linked)
+    root = root_map(linked.tree)
+    keys = root.keys() if root is not None else set()
     own_block = wanted in keys  # Lightning looks for "fp16" / "bf16" (not the old "bfloat16")
     other_line = _where(path, setting)
     if not own_block:
@@ -388,7 +371,7 @@ def _lightning_conflict(
 def _lightning_python(ctx: CheckContext) -> Iterator[Finding]:
     """`Trainer(precision=..., strategy=DeepSpeedStrategy(config="ds.json"))` (the strategy also through a name
     bound once to such a call)."""
-    from precisionlint.project.links import loaded_configs
+    from precisionlint.project.links import call_name, loaded_configs
     from precisionlint.sources.positions import node_offsets
     from precisionlint.sources.python_index import PythonIndex
 
@@ -398,7 +381,7 @@ def _lightning_python(ctx: CheckContext) -> Iterator[Finding]:
         return
     strategies: dict[str, list[ast.expr]] | None = None  # what each name is assigned, looked up only when needed
     for node in PythonIndex.of(document).calls:  # every call, in ast.walk's order
-        if _name(node.func) != "Trainer":
+        if call_name(node.func) != "Trainer":
             continue
         keywords = {kw.arg: kw.value for kw in node.keywords if kw.arg is not None}
         precision, strategy = keywords.get("precision"), keywords.get("strategy")
@@ -409,7 +392,7 @@ def _lightning_python(ctx: CheckContext) -> Iterator[Finding]:
                 strategies = _assigned_values(tree)
             bound = strategies.get(strategy.id, [])
             strategy = bound[0] if len(bound) == 1 else None
-        if not isinstance(strategy, ast.Call) or _name(strategy.func) != "DeepSpeedStrategy":
+        if not isinstance(strategy, ast.Call) or call_name(strategy.func) != "DeepSpeedStrategy":
             continue
         config = next((kw.value for kw in strategy.keywords if kw.arg == "config"), None)
         literal = None
@@ -417,7 +400,7 @@ def _lightning_python(ctx: CheckContext) -> Iterator[Finding]:
             literal = config.value
         elif isinstance(config, ast.Name) and config.id in loaded_configs(document):
             literal = loaded_configs(document)[config.id].literal
-        found = _linked(ctx, literal)
+        found = ctx.linked(literal)
         if found is None:
             continue
         span = document.span_of(*node_offsets(document, precision))
@@ -435,20 +418,16 @@ def _assigned_values(tree: ast.Module) -> dict[str, list[ast.expr]]:
     return assigned
 
 
-def _name(func: ast.expr) -> str:
-    return func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
-
-
 def _lightning_configs(ctx: CheckContext) -> Iterator[Finding]:
     """A YAML/JSON/TOML trainer section whose strategy is a DeepSpeedStrategy with a `config:` file, compared
     with the `precision` beside it, both as composed by a Hydra `defaults:` list. Reported in the file that
     writes one of the two, at the precision when it is written here."""
-    from precisionlint.project import display_path
+    from precisionlint.project import disk_path, display_path
     from precisionlint.project.hydra import compose, lookup
     from precisionlint.project.links import is_strategy, strategy_config_entry
 
     document = ctx.document
-    fs_path = document.__dict__.get("fs_path") or document.path
+    fs_path = disk_path(document)
     view = compose(document, fs_path, ctx.project) if document.format == "yaml" else []
     if not view:
         from precisionlint.project.hydra import Composed
@@ -458,7 +437,7 @@ def _lightning_configs(ctx: CheckContext) -> Iterator[Finding]:
         return
     seen: set[str] = set()
     for part in view:
-        for root in _nodes(part.document.tree):
+        for root in roots(part.document.tree):
             for node, keys in _with_paths(root, ()):
                 if not keys or keys[-1] != "strategy" or not is_strategy(node):
                     continue
@@ -482,7 +461,7 @@ def _lightning_configs(ctx: CheckContext) -> Iterator[Finding]:
                 if not (precision_here or config_here):
                     continue
                 base = config.path
-                found = _linked_from(ctx, base, config.value)
+                found = ctx.linked(config.value, base)
                 if found is None:
                     continue
                 node_span = precision.document.span_of(precision.node.start, precision.node.end)
@@ -501,28 +480,12 @@ def _lightning_configs(ctx: CheckContext) -> Iterator[Finding]:
                                                    (precision_at,))
 
 
-def _nodes(tree: Any) -> list[Any]:
-    if tree is None:
-        return []
-    return list(tree) if isinstance(tree, list) else [tree]
-
-
 def _with_paths(node: Any, keys: tuple[str, ...], depth: int = 0) -> Iterator[tuple[Any, tuple[str, ...]]]:
     if depth > 32 or getattr(node, "kind", None) != "map":
         return
     yield node, keys
     for entry in node.entries:
         yield from _with_paths(entry.value, (*keys, entry.key), depth + 1)
-
-
-def _linked_from(ctx: CheckContext, base: str, literal: Any) -> tuple[str, Document] | None:
-    if not isinstance(literal, str) or "$" in literal:
-        return None
-    path = ctx.project.resolve(base, literal)
-    if path is None:
-        return None
-    linked = ctx.project.document(path)
-    return (path, linked) if linked is not None else None
 
 
 # --- launchers: a precision flag against the script's hard-coded autocast --------------------------------------
@@ -560,7 +523,7 @@ def _requested(ctx: CheckContext, launch: Any) -> _Request | None:
         return _Request(_FLAG_DTYPES[asked[0]], flag.flag_span, f"`--{asked[0]}`", f"--{other[asked[0]]}", False)
     config_flag = launch.launcher_flags.get("config_file") if launch.launcher == "accelerate" else None
     if config_flag is not None and "mixed_precision" not in launch.launcher_flags and mixed is None:
-        config = _linked(ctx, config_flag.value)
+        config = ctx.linked(config_flag.value)
         settings = [s for s in config[1].settings if s.name == "mixed_precision" and s.framework == "accelerate"
                     and s.resolved] if config is not None else []
         if config is not None and len(settings) == 1 and settings[0].value in _FLAG_DTYPES:
@@ -583,7 +546,7 @@ def _launcher_vs_script(ctx: CheckContext, launch: Any) -> Iterator[Finding]:
     request = _requested(ctx, launch)
     if request is None:
         return
-    script = _linked(ctx, launch.script)
+    script = ctx.linked(launch.script)
     if script is None or script[1].format != "python":
         return
     path, linked = script

@@ -75,9 +75,10 @@ def _unclaimed(document: Document) -> list[str]:
     """Precision-looking keys of a config no framework claimed (to say why nothing checks them)."""
     if document.format == "python":
         return []
-    roots = document.tree if isinstance(document.tree, list) else [document.tree]
+    from precisionlint.sources.tree import roots
+
     found: list[str] = []
-    stack = [(root, "") for root in roots if root is not None]
+    stack = [(root, "") for root in roots(document.tree) if root is not None]
     while stack and len(found) < 5:
         node, prefix = stack.pop()
         if node.kind == "map":

@@ -190,6 +190,16 @@ class Project:
     def document(self, path: str) -> Document | None:
         return load_linked(path)
 
+    def linked(self, base_file: str, literal: object) -> tuple[str, Document] | None:
+        """The file a path written in `base_file` names, with its document; None for a value that is not a
+        literal path (not a string, or one holding a shell `$VARIABLE`), a path that does not resolve, and a
+        file that cannot be read."""
+        if not isinstance(literal, str) or "$" in literal:
+            return None
+        path = self.resolve(base_file, literal)
+        document = self.document(path) if path is not None else None
+        return (path, document) if path is not None and document is not None else None
+
 
 _DIRECTORIES: dict[str, Directory] = {}
 _PROJECTS: dict[str, Project] = {}
@@ -243,11 +253,17 @@ def pins_signature(folder: str, taken: dict[str, str] | None = None, now_ns: int
     return ";".join(parts)
 
 
+def disk_path(document: Document) -> str:
+    """Where a checked document is on disk (the engine records it beside the path findings show), the path
+    that the paths written in it resolve from."""
+    return document.__dict__.get("fs_path") or document.path
+
+
 def project_of(document: Document) -> Project:
     """The project of a document, built once per document."""
     cached = document.__dict__.get("_project")
     if cached is None:
-        cached = document.__dict__["_project"] = project_for(document.__dict__.get("fs_path") or document.path)
+        cached = document.__dict__["_project"] = project_for(disk_path(document))
     return cached
 
 

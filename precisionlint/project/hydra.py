@@ -20,6 +20,7 @@ import re
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from precisionlint.model import Span
+from precisionlint.sources.tree import root_map
 
 if TYPE_CHECKING:
     from precisionlint.model import Document
@@ -52,18 +53,10 @@ def is_hydra_config(document: Document) -> bool:
     return _defaults_node(document) is not None
 
 
-def _root(document: Document) -> Node | None:
-    tree = document.tree
-    roots = tree if isinstance(tree, list) else [tree]
-    if len(roots) != 1 or getattr(roots[0], "kind", None) != "map":
-        return None
-    return roots[0]
-
-
 def _defaults_node(document: Document) -> Node | None:
     if document.format != "yaml" or "defaults" not in document.text:
         return None
-    root = _root(document)
+    root = root_map(document.tree)
     if root is None:
         return None
     entry = root.get("defaults")
@@ -121,7 +114,7 @@ def _plain(text: str) -> bool:
 
 def _search_roots(document: Document, path: str) -> list[str]:
     """Folders named by `hydra: searchpath: [file://DIR]` (relative to the config's folder)."""
-    root = _root(document)
+    root = root_map(document.tree)
     hydra = root.get("hydra") if root is not None else None
     if hydra is None or hydra.value.kind != "map":
         return []
@@ -287,7 +280,7 @@ def lookup(view: list[Composed], dotted: str) -> ComposedValue | None:
     """The composed value of `a.b.c` (the last file that sets it wins), with where it is written."""
     found: ComposedValue | None = None
     for part in view:
-        root = _root(part.document)
+        root = root_map(part.document.tree)
         if root is None:
             continue
         if part.package:

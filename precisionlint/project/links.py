@@ -23,6 +23,7 @@ from typing import Any, NamedTuple
 
 from precisionlint.model import Document, Setting, Span
 from precisionlint.sources.python_index import walk  # ast.walk's nodes and order, faster
+from precisionlint.sources.tree import roots
 
 # The names scripts call `deepspeed.initialize` through: the module's own and the aliases it is imported as.
 # Quick text tests before a tree walk (project.scripts, project.context) look for these same words.
@@ -45,12 +46,6 @@ class Link(NamedTuple):
     kind: str
 
 
-def _nodes(tree: Any) -> list[Any]:
-    if tree is None:
-        return []
-    return list(tree) if isinstance(tree, list) else [tree]
-
-
 def config_links(document: Document) -> Iterator[Link]:
     """`deepspeed: ds.json` in Hugging Face arguments; `deepspeed_config: {deepspeed_config_file: ...}` in an
     Accelerate config; a Lightning `DeepSpeedStrategy` section's `config:`."""
@@ -60,7 +55,7 @@ def config_links(document: Document) -> Iterator[Link]:
             yield Link(setting.value, setting.span, setting.scope, "hf-deepspeed")
     if document.format not in ("yaml", "json", "toml"):
         return
-    for root in _nodes(document.tree):
+    for root in roots(document.tree):
         if getattr(root, "kind", None) != "map":
             continue
         section = root.get("deepspeed_config")
@@ -122,7 +117,8 @@ class CallLink(NamedTuple):
     unpacked: bool  # **kwargs or *args: other arguments may hide there
 
 
-def _call_name(func: ast.expr) -> str:
+def call_name(func: ast.expr) -> str:
+    """The called name: `f` of `f(...)` and of `a.b.f(...)`; "" for anything else (a call of a call)."""
     return func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
 
 
@@ -136,7 +132,7 @@ def python_links(document: Document) -> Iterator[CallLink]:
     from precisionlint.sources.python_index import PythonIndex
 
     for node in PythonIndex.of(document).calls:  # every call, in ast.walk's order: no walk of the tree here
-        if _call_name(node.func) not in HF_ARGUMENT_CLASSES:
+        if call_name(node.func) not in HF_ARGUMENT_CLASSES:
             continue
         keywords = {kw.arg: kw.value for kw in node.keywords if kw.arg is not None}
         value = keywords.get("deepspeed")
@@ -171,7 +167,7 @@ def _open_literal(node: ast.expr, files: dict[str, ast.Constant]) -> ast.Constan
         return files.get(node.id)
     if not isinstance(node, ast.Call):
         return None
-    if _call_name(node.func) == "open":
+    if call_name(node.func) == "open":
         target: ast.expr | None = node.args[0] if node.args else None
         if isinstance(node.func, ast.Attribute) and not node.args and isinstance(node.func.value, ast.Call):
             target = node.func.value.args[0] if node.func.value.args else None  # Path("x").open()
@@ -263,7 +259,7 @@ def script_links(document: Document) -> Iterator[ScriptLink]:
     for node in walk(tree):
         if not isinstance(node, ast.Call):
             continue
-        name = _call_name(node.func)
+        name = call_name(node.func)
         value: ast.expr | None = None
         kind = ""
         if reads_deepspeed and name == "initialize" and is_deepspeed(node.func):

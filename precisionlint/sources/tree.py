@@ -86,6 +86,22 @@ class NodeBudget:
 _NONBLANK = re.compile(r"\S")
 
 
+def roots(tree: Any) -> list[Any]:
+    """A document's top-level nodes: a YAML file holds a list of documents, the other formats one tree or None
+    (an empty file)."""
+    if tree is None:
+        return []
+    return list(tree) if isinstance(tree, list) else [tree]
+
+
+def root_map(tree: Any) -> Node | None:
+    """The top-level mapping of a file that holds exactly one document, or None."""
+    found = roots(tree)
+    if len(found) != 1 or getattr(found[0], "kind", None) != "map":
+        return None
+    return found[0]
+
+
 def blank_between(text: str, start: int, end: int) -> bool:
     """`not text[start:end].strip()`, without copying the slice (a long single line makes copies quadratic)."""
     return _NONBLANK.search(text, start, end) is None
