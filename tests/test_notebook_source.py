@@ -244,3 +244,44 @@ def test_any_fix_leaves_the_notebook_but_its_sources_as_it_was(cells, indent, as
         assert verify(text, result.new_text) is None
         assert result.new_text.endswith("\n") == final
     assert not result.internal_error and not [f for f in result.findings if f.code == "PL009"], result.findings
+
+
+def test_the_editor_positions_of_a_cell_s_characters_come_from_the_reader_of_fixes() -> None:
+    # The language server places a finding inside the .ipynb text through the same reading of the source
+    # strings that writes fixes back: each character of a code cell maps to the character or escape in the
+    # file that decodes to it, for a source written as one string, as a list, with \u escapes (a surrogate
+    # pair is one character), and as a list with an item that is not a string (the reader passes over it).
+    from precisionlint.server.notebooks import cell_offset, code_cells
+
+    cells = [
+        {"cell_type": "markdown", "metadata": {}, "source": "# title\n"},
+        {"cell_type": "code", "metadata": {}, "source": 'x = "caf\u00e9 \U0001F600"\n\ty = 1\n'},
+        {"cell_type": "code", "metadata": {}, "source": ["a = 1\n", "b = '\\t'\n", "c = 2"]},
+        {"cell_type": "code", "metadata": {}, "source": ["d = 1\n", 7, "e = 2\n"]},
+        {"cell_type": "code", "metadata": {}, "source": []},
+    ]
+    for ensure_ascii in (True, False):
+        text = json.dumps({"cells": cells, "metadata": {}, "nbformat": 4, "nbformat_minor": 5},
+                          indent=1, ensure_ascii=ensure_ascii)
+        found = code_cells(text)
+        assert found is not None and sorted(found) == [1, 2, 3, 4]
+        joined = [c["source"] if isinstance(c["source"], str)
+                  else "".join(part for part in c["source"] if isinstance(part, str))
+                  for c in cells if c["cell_type"] == "code"]
+        for number, source in enumerate(joined, start=1):
+            cell = found[number]
+            assert cell.text == source
+            assert len(cell.offsets) == len(source)
+            for index, char in enumerate(source):
+                at = cell.offsets[index]
+                raw = text[at:at + 12]
+                if raw.startswith("\\u"):
+                    escape = raw if 0xD800 <= int(raw[2:6], 16) < 0xDC00 else raw[:6]  # a surrogate pair: 12
+                else:
+                    escape = raw[:2] if raw[0] == "\\" else raw[0]
+                assert json.loads(f'"{escape}"') == char, (number, index, raw)
+        # (line 2, column 2) of cell 1 is `y`, after a tab written as an escape
+        assert text[cell_offset(found[1], 2, 2)] == "y"
+        assert found[4].text == "" and found[4].offsets == []
+    assert code_cells("not json") is None
+    assert code_cells('{"cells": 3}') is None

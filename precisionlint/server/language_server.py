@@ -111,6 +111,9 @@ class PrecisionServer(LanguageServer):
         self.recent: dict[str, list[Analysis]] = {}  # uri -> its last few checks, reused for the same text
         self.published: dict[str, tuple[int | None, list[types.Diagnostic]]] = {}  # uri -> what the client has
         self.notebook_cells: dict[str, list[str]] = {}  # notebook uri -> the cell uris it last published to
+        # uri -> (analysis, encoding, where its findings are shown): publishing, hovers and code actions on one
+        # version place them once (for a notebook's JSON text, one reading of its strings).
+        self.placements: dict[str, tuple[Analysis, str, list[Placed]]] = {}
         self.dependencies = Dependencies()
         self.reported: set[str] = set()  # configuration errors already shown
 
@@ -275,7 +278,16 @@ class PrecisionServer(LanguageServer):
 
     def place(self, uri: str, analysis: Analysis) -> list[Placed]:
         """Where the editor shows each finding of a document's text."""
-        positions = Positions(analysis.text, self.encoding())
+        encoding = self.encoding()
+        cached = self.placements.get(uri)
+        if cached is not None and cached[0] is analysis and cached[1] == encoding:
+            return cached[2]
+        placed = self._place(uri, analysis, encoding)
+        self.placements[uri] = (analysis, encoding, placed)
+        return placed
+
+    def _place(self, uri: str, analysis: Analysis, encoding: str) -> list[Placed]:
+        positions = Positions(analysis.text, encoding)
         if analysis.format != "notebook":
             return [Placed(f, uri, positions.range(f.span)) for f in analysis.findings]
         cells = code_cells(analysis.text)
@@ -354,6 +366,7 @@ class PrecisionServer(LanguageServer):
             if analysis is None or self.stale(snapshot):
                 return
             by_cell: dict[str, list[types.Diagnostic]] = {uri: [] for uri in every}
+            positions: dict[str, Positions] = {}  # cell uri -> its line starts, read once
             for finding in analysis.findings:
                 number = cell_of(finding)
                 if number is None or not 1 <= number <= len(code):
@@ -362,7 +375,9 @@ class PrecisionServer(LanguageServer):
                         continue
                     finding = finding._replace(span=finding.span.point(1, 1))
                 uri, text = code[number - 1]
-                by_cell[uri].append(diagnostic(finding, Positions(text, self.encoding()).range(finding.span)))
+                if uri not in positions:
+                    positions[uri] = Positions(text, self.encoding())
+                by_cell[uri].append(diagnostic(finding, positions[uri].range(finding.span)))
             for uri in self.notebook_cells.get(snapshot.uri, []):
                 if uri not in by_cell:  # a cell deleted since: clear what it showed
                     self.publish(uri, None, [], always=False)
@@ -536,6 +551,7 @@ def _register_documents(server: PrecisionServer) -> None:
         def closed() -> None:
             ls.analyses.pop(uri, None)
             ls.recent.pop(uri, None)
+            ls.placements.pop(uri, None)
             ls.publish(uri, None, [], always=True)
             if real is not None and text is not None and _differs_from_disk(real, text):
                 from precisionlint.project import forget_file

@@ -19,6 +19,8 @@ from collections.abc import Sequence
 from typing import NamedTuple
 
 from precisionlint.model import Finding
+from precisionlint.sources import LimitError, SourceError
+from precisionlint.sources.notebook_edits import NotebookText, Unmappable
 
 # A cell that does not parse is reported as "cell 3: <error>" with the line counted inside that cell.
 _CELL_ERROR = re.compile(r"^cell (\d+): ")
@@ -52,104 +54,7 @@ class CellText(NamedTuple):
 
     text: str
     offsets: list[int]
-    end: int  # the file offset just after the cell's last source string (for positions past its end)
-
-
-class _Scanner:
-    """A JSON reader that keeps, for each `cells[i].source` string, the file offset of every decoded character.
-    Only called on text `json.loads` accepted, so it need not diagnose errors."""
-
-    def __init__(self, text: str) -> None:
-        self.text = text
-        self.at = 0
-
-    def space(self) -> None:
-        text = self.text
-        while self.at < len(text) and text[self.at] in " \t\r\n":
-            self.at += 1
-
-    def value(self, path: tuple[object, ...], found: dict[int, list[tuple[str, list[int], int]]],
-              types: dict[int, object]) -> object:
-        self.space()
-        char = self.text[self.at]
-        if char == "{":
-            self.at += 1
-            result: dict[str, object] = {}
-            self.space()
-            if self.text[self.at] == "}":
-                self.at += 1
-                return result
-            while True:
-                self.space()
-                key, _ = self.string()
-                self.space()
-                self.at += 1  # ':'
-                result[key] = self.value((*path, key), found, types)
-                self.space()
-                if self.text[self.at] == ",":
-                    self.at += 1
-                    continue
-                self.at += 1  # '}'
-                return result
-        if char == "[":
-            self.at += 1
-            index = 0
-            self.space()
-            if self.text[self.at] == "]":
-                self.at += 1
-                return None
-            while True:
-                self.value((*path, index), found, types)
-                index += 1
-                self.space()
-                if self.text[self.at] == ",":
-                    self.at += 1
-                    continue
-                self.at += 1  # ']'
-                return None
-        if char == '"':
-            decoded, offsets = self.string()
-            if len(path) >= 3 and path[0] == "cells" and isinstance(path[1], int) and path[2] == "source" \
-                    and len(path) <= 4:
-                found.setdefault(path[1], []).append((decoded, offsets, self.at))
-            if len(path) == 3 and path[0] == "cells" and isinstance(path[1], int) and path[2] == "cell_type":
-                types[path[1]] = decoded
-            return decoded
-        # a number, true, false or null
-        match = re.compile(r"[^\s,\]\}]+").match(self.text, self.at)
-        self.at = match.end() if match else self.at + 1
-        return None
-
-    def string(self) -> tuple[str, list[int]]:
-        text = self.text
-        self.at += 1  # the opening quote
-        chars: list[str] = []
-        offsets: list[int] = []
-        while True:
-            char = text[self.at]
-            if char == '"':
-                self.at += 1
-                return "".join(chars), offsets
-            if char != "\\":
-                chars.append(char)
-                offsets.append(self.at)
-                self.at += 1
-                continue
-            start = self.at
-            kind = text[self.at + 1]
-            if kind == "u":
-                code = int(text[self.at + 2:self.at + 6], 16)
-                self.at += 6
-                if 0xD800 <= code < 0xDC00 and text.startswith("\\u", self.at):
-                    low = int(text[self.at + 2:self.at + 6], 16)
-                    if 0xDC00 <= low < 0xE000:
-                        code = 0x10000 + ((code - 0xD800) << 10) + (low - 0xDC00)
-                        self.at += 6
-                chars.append(chr(code))
-            else:
-                chars.append({"n": "\n", "t": "\t", "r": "\r", "b": "\b", "f": "\f"}.get(kind, kind))
-                self.at += 2
-            offsets.append(start)
+    end: int  # the file offset of the closing quote of the cell's last source string (for positions past its end)
 
 
 def code_cells(text: str) -> dict[int, CellText] | None:
@@ -162,23 +67,17 @@ def code_cells(text: str) -> dict[int, CellText] | None:
     cells = data.get("cells") if isinstance(data, dict) else None
     if not isinstance(cells, list):
         return None
-    found: dict[int, list[tuple[str, list[int], int]]] = {}
-    types: dict[int, object] = {}
-    try:
-        _Scanner(text).value((), found, types)
-    except (IndexError, ValueError, RecursionError):
-        return None
+    notebook = NotebookText(text)  # the reader that writes fixes back into the file: one view of its strings
     result: dict[int, CellText] = {}
     number = 0
-    for index, cell in enumerate(cells):
-        if not isinstance(cell, dict) or cell.get("cell_type") != "code":
-            continue
-        number += 1
-        parts = found.get(index, [])
-        decoded = "".join(part for part, _, _ in parts)
-        offsets = [offset for _, part_offsets, _ in parts for offset in part_offsets]
-        end = parts[-1][2] - 1 if parts else 0  # before the closing quote of the last string
-        result[number] = CellText(decoded, offsets, end)
+    try:
+        for index, cell in enumerate(cells):
+            if not isinstance(cell, dict) or cell.get("cell_type") != "code":
+                continue
+            number += 1
+            result[number] = CellText(*(notebook.characters(index) or ("", [], 0)))
+    except (SourceError, LimitError, Unmappable):
+        return None
     return result
 
 

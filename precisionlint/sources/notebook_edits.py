@@ -70,14 +70,16 @@ class _Literal:
 
 class NotebookText:
     """The notebook's JSON text with the positions of every code cell's source literals, read once, when the
-    first fix is mapped (a notebook without fixes never pays for it)."""
+    first fix is mapped (a notebook without fixes never pays for it) or when the language server places a
+    finding inside the file's text (server/notebooks.py)."""
 
     def __init__(self, text: str) -> None:
         self.text = text
         self._sources: dict[int, tuple[str, list[_Literal], str]] | None = None
 
     def sources(self) -> dict[int, tuple[str, list[_Literal], str]]:
-        """cell index -> (kind "str" | "list", its literals, the separator between list items)."""
+        """cell index -> (kind "str" | "list" | "mixed" (a list with items that are not strings), its string
+        literals, the separator between list items)."""
         if self._sources is None:
             from precisionlint.sources import Limits
             from precisionlint.sources.json_source import parse_positions
@@ -95,14 +97,28 @@ class NotebookText:
                 value = entry.value
                 if value.kind == "scalar" and isinstance(value.value, str):
                     found[index] = ("str", [_Literal(value.start, value.end, 0, value.value)], "")
-                elif value.kind == "seq" and all(i.kind == "scalar" and isinstance(i.value, str) for i in value.items):
+                elif value.kind == "seq":
                     literals, offset = [], 0
-                    for item in value.items:
+                    strings = [i for i in value.items if i.kind == "scalar" and isinstance(i.value, str)]
+                    for item in strings:  # the reader joins the strings and passes over anything else
                         literals.append(_Literal(item.start, item.end, offset, item.value))
                         offset += len(item.value)
-                    found[index] = ("list", literals, self._separator(value.items))
+                    kind = "list" if len(strings) == len(value.items) else "mixed"
+                    found[index] = (kind, literals, self._separator(value.items))
             self._sources = found
         return self._sources
+
+    def characters(self, index: int) -> tuple[str, list[int], int] | None:
+        """The source of cell `index` (of the "cells" list) as the reader joins it, the offset in the JSON text
+        of the character or escape that each of its characters is decoded from, and the offset of the closing
+        quote of its last string (0 for an empty list); None when it is not written as text. SourceError or
+        LimitError when the text cannot be read, Unmappable when a string cannot be read back."""
+        found = self.sources().get(index)
+        if found is None:
+            return None
+        literals = found[1]
+        offsets = [literal.start + raw for literal in literals for raw in _raw_offsets(self.text, literal)[:-1]]
+        return "".join(literal.text for literal in literals), offsets, literals[-1].end - 1 if literals else 0
 
     def _separator(self, items: list[Any]) -> str:
         if len(items) >= 2:
@@ -116,7 +132,7 @@ class NotebookText:
     def edit(self, cell: CodeCell, start: int, end: int, replacement: str) -> Edit:
         """The edit of the JSON text that replaces characters [start, end) of the cell's source."""
         found = self.sources().get(cell.index)
-        if found is None:
+        if found is None or found[0] == "mixed":
             raise Unmappable(f"the source of cell {cell.number} is not written as text")
         kind, literals, separator = found
         total = sum(len(lit.text) for lit in literals)
