@@ -163,8 +163,6 @@ async def test_a_broken_notebook_is_a_diagnostic_and_the_server_stays_up(client:
 
 async def test_a_notebook_fix_edits_the_cell_source_in_the_json_text(client: LanguageClient, project: Path) -> None:
     case = Path(__file__).resolve().parent.parent / "rules" / "deprecated-amp-api"
-    if not (case / "bad_notebook.ipynb.fixed").is_file():
-        pytest.skip("no notebook fix case in this tree")
     text = (case / "bad_notebook.ipynb").read_text(encoding="utf-8")
     path = project / "bad_notebook.ipynb"
     uri = open_document(client, path, text)

@@ -111,22 +111,15 @@ def code_actions(ls: PrecisionServer, uri: str, version: int | None, analysis: A
                 edit=edit(*[positions.text_edit(e) for e in fix.edits]),
             )
         if can_suppress(analysis, finding):
-            line_edit = line_suppression(analysis, finding)
-            if line_edit is not None:
-                yield types.CodeAction(
-                    title=f"Suppress {finding.name} on this line",
-                    kind=types.CodeActionKind.QuickFix,
-                    diagnostics=[diag],
-                    edit=edit(positions.text_edit(line_edit)),
-                )
-            file_edit = file_suppression(analysis, finding)
-            if file_edit is not None:
-                yield types.CodeAction(
-                    title=f"Suppress {finding.name} in this file",
-                    kind=types.CodeActionKind.QuickFix,
-                    diagnostics=[diag],
-                    edit=edit(positions.text_edit(file_edit)),
-                )
+            for scope, suppression in (("on this line", line_suppression(analysis, finding)),
+                                       ("in this file", file_suppression(analysis, finding))):
+                if suppression is not None:
+                    yield types.CodeAction(
+                        title=f"Suppress {finding.name} {scope}",
+                        kind=types.CodeActionKind.QuickFix,
+                        diagnostics=[diag],
+                        edit=edit(positions.text_edit(suppression)),
+                    )
     wants_fix_all = params.context.only and kind_matches(FIX_ALL_KIND, params.context.only)
     if fixable or wants_fix_all:
         new_text = fix_all_text(analysis)
