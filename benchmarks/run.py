@@ -56,23 +56,26 @@ other work: load average 3 to 4 during these runs, which moves every wall time; 
   only on icefall, since on small trees start-up and the per-folder lookups are most of a warm run.
 
 Warm runs after the cache's file index (an unchanged file, by its stat, is neither read, hashed nor prefiltered;
-configuration and pins looked up once per folder without pathlib). CPU (user + sys) of the warm run, median of
-7, measured with `python -m precisionlint check --no-progress --exit-zero .` in the tree against the code before
-(3f264cd) and after, same interpreter, load average 5 to 6 (both shared cores busy: every figure here is
-inflated, `python -c pass` took 47-52 ms of CPU where it takes about 20 on an idle machine):
+configuration and pins looked up once per folder without pathlib; the objects alive at exit frozen, so that the
+interpreter's teardown collections skip them). CPU (user + sys) of the warm run, median of 7, measured with
+`python -m precisionlint check --no-progress --exit-zero .` in the tree against the code before (3f264cd) and
+after, same interpreter, load average 4 to 6 (both shared cores busy: every figure here is inflated; this
+environment's `python -c pass` takes 42-47 ms of CPU):
 
   tree                   before    after    python -c pass
-  pytorch-lightning      192 ms    93 ms    49 ms
-  pytorch-image-models   152 ms    80 ms    47 ms
-  speechbrain            338 ms   119 ms    52 ms
-  k2-fsa/icefall         567 ms   166 ms    47 ms
+  pytorch-lightning      196 ms    84 ms    46 ms
+  pytorch-image-models   146 ms    65 ms    47 ms
+  speechbrain            335 ms    96 ms    47 ms
+  k2-fsa/icefall         494 ms   149 ms    43 ms
 
-  The benchmark's warm ratio in the same conditions (`--runs 3 --startup-runs 10`): pytorch-lightning 0.10x
-  (219 ms vs a 2.15 s baseline), pytorch-image-models 0.08x (179 ms vs 2.17 s), speechbrain 0.08x (224 ms vs
-  2.91 s); under that load the warm run is mostly start-up, which the load stretches more than the baseline's
-  parsing. What is left of a warm run over speechbrain (in-process CPU, 1,084 files, 348 folders): discovery
-  9 ms, configuration per folder 11 ms, the checking loop 23 ms (stat and index lookup 5 ms, pins per folder
-  6 ms, results 2 ms), the rule registry 3 ms, imports 10 ms.
+  The benchmark's warm ratio in the same hour (`--runs 3 --startup-runs 10`, load average 4.7 to 6.4):
+  pytorch-lightning 0.08x (162 ms vs a 1.94 s baseline), pytorch-image-models 0.04x (63 ms vs 1.45 s, in a
+  quiet minute: `python -c pass` 47 ms), speechbrain 0.13x (166 ms vs 1.28 s; its three warm runs spread from
+  0.12 to 0.22 s, and its one-file ratio read 2.52x in the same minute: load bursts), icefall 0.03x (239 ms vs
+  8.0 s). A warm run is mostly fixed cost (start-up, imports, the rule registry), which load stretches more
+  than the baseline's parsing. What is left of a warm run over speechbrain (in-process CPU, 1,084 files, 348
+  folders): discovery 9 ms, configuration per folder 11 ms, the checking loop 23 ms (stat and index lookup
+  5 ms, pins per folder 6 ms, results 2 ms), the rule registry 3 ms, imports 10 ms.
 
 Where icefall's cold CPU goes (`-j 1`; 2,957 files, 1,358 of them links to shared recipe files; 1,228 Python
 files rejected by the prefilter; 285 Python analyses of 240 distinct files, 8.7 MB): ast.parse 1.3 s, settings
