@@ -9,9 +9,11 @@ float32 master weights themselves, are not reported; neither is a model also cas
 Mixed-precision training keeps the weights in float32 and computes in 16 bits (autocast). After `.half()`
 the weights themselves are 16-bit and the optimizer adds each update to them in 16 bits: an update smaller
 than half the spacing between neighbouring values is rounded away, which is 2**-11 of a weight's magnitude in
-float16 and 2**-8 (about 0.4%) in bfloat16. With learning rates of 1e-4 and below most updates vanish and
-training stalls; float16 weights also overflow above 65504. This is "pure" half-precision training, useful
-for inference or with optimizers built for it (Kahan summation, stochastic rounding), rarely what was meant.
+float16 and 2**-8 (about 0.4%) in bfloat16. With learning rates of 1e-4 and below most updates vanish, so
+training slows down or stalls and ends at a worse loss than the same run in mixed precision (some short runs
+with larger learning rates still converge); float16 weights also overflow above 65504. This is "pure"
+half-precision training, useful for inference or with optimizers built for it (Kahan summation, stochastic
+rounding), rarely what was meant.
 
 In test code (`tests/`, `test_*.py`, `conftest.py`) the finding is informational: a test runs a step to check
 the mechanics, not to train a model.
@@ -71,7 +73,8 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
         yield ctx.report(
             optimizer.span,
             f"`{optimizer.cls}` updates the {cast.dtype} parameters of `{cast.text}` (cast on line {cast.span.line}) "
-            f"with no float32 master copy: updates below {_LOST[cast.dtype]} of a weight are rounded away and "
-            "training stalls; keep the model in float32 and use autocast for 16-bit compute",
+            f"with no float32 master copy: updates below {_LOST[cast.dtype]} of a weight are rounded away, "
+            "which can stall training or leave it at a worse loss; keep the model in float32 and use autocast for "
+            "16-bit compute",
             severity=Severity.INFO if in_tests else None,
         )
