@@ -6,7 +6,7 @@ PyYAML applies every `<<` merge of a mapping, a later merge overriding an earlie
 overriding both. ruamel.yaml refuses both. So that a config is checked as its consumer reads it, the composed
 node graph is rewritten before construction: earlier occurrences of a key are dropped, and several `<<` keys
 become one `<<` with a list of maps in precedence order. What was found is returned, so that the
-duplicate-key rule can report each occurrence.
+duplicate-key rule can report the repetition (at the occurrence that wins, the others as related locations).
 
 It works on the composed nodes of ruamel.yaml and of PyYAML alike (both have MappingNode/SequenceNode with a
 `.value` list and `.start_mark`), so every YAML loader of precisionlint can share it.
