@@ -6,9 +6,13 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from precisionlint.model import UNRESOLVED
-from precisionlint.sources import format_of, load_document
+from precisionlint.sources import Limits, format_of, load_document
 
 LAUNCHER = """#!/bin/bash
 export CUDA_VISIBLE_DEVICES=0,1
@@ -96,3 +100,57 @@ def test_sarif_carries_related_locations(tmp_path: Path) -> None:
     assert related["physicalLocation"]["region"]["startLine"] == 1
     assert related["message"]["text"] == "DeepSpeed `fp16.enabled=true`"
     assert "ds.json:1" in finding["message"]["text"]
+
+
+def _every_line_tokenized(text: str) -> list[Any]:
+    """The launches of `text` with every logical line tokenized (the loader tokenizes only the lines that can
+    name a launcher)."""
+    from precisionlint.model import Document
+    from precisionlint.sources import shell_source
+
+    document = Document(path="run.sh", text=text, format="shell", tree=None)
+    commands: list[Any] = []
+    current: list[Any] = []
+    offset = 0
+    for raw in text.splitlines(keepends=True):
+        line = raw.rstrip("\r\n")
+        continued = line.endswith("\\") and not line.endswith("\\\\")
+        current.extend(shell_source._tokens(line[:-1] if continued else line, offset))
+        offset += len(raw)
+        if not continued:
+            if current:
+                commands.extend(shell_source._split_commands(current))
+            current = []
+    if current:
+        commands.extend(shell_source._split_commands(current))
+    return [launch for tokens in commands if (launch := shell_source._launch(document, tokens)) is not None]
+
+
+_SHELL_PIECES = ["python", "py", "thon", "python3.10", "/usr/bin/python", "torchrun", "deepspeed", "accelerate",
+                 "launch", "-m", "torch.distributed.run", "train.py", "--fp16", "--bf16", "True", "--deepspeed",
+                 "ds.json", "--mixed_precision=bf16", "X=1", "nohup", " ", " ", "\t", "\\\n", "\n", "'", '"', "\\",
+                 ";", "&&", "|", "#", "$CFG", "echo"]
+
+
+_LAUNCHERS = ["python", "python3.10", "/usr/bin/python", "torchrun", "deepspeed", "accelerate launch",
+              "python -m torch.distributed.run", "python -m accelerate.commands.launch launch"]
+
+
+@st.composite
+def _commands(draw: st.DrawFn) -> str:
+    """A launch command, its launcher words broken up by quotes and backslashes that shlex removes (or keeps,
+    inside other quotes), with other words and lines around it."""
+    launcher = draw(st.sampled_from(_LAUNCHERS))
+    broken = []
+    for char in launcher:
+        broken.append(draw(st.sampled_from(["", "", "", "'", '"', "\\", "''", '""', "\\\n"])) + char)
+    words = draw(st.lists(st.sampled_from(_SHELL_PIECES), max_size=6))
+    tail = draw(st.lists(st.sampled_from(_SHELL_PIECES), max_size=6))
+    return "".join(words) + " " + "".join(broken) + " train.py " + "".join(tail)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.one_of(st.sampled_from(_SHELL_PIECES), _commands()), max_size=10))
+def test_only_lines_that_can_launch_are_tokenized(pieces: list[str]) -> None:
+    text = "".join(pieces)
+    assert load_document("run.sh", text, "shell", Limits()).tree == _every_line_tokenized(text)

@@ -116,12 +116,23 @@ def mentions(document: Document, names: tuple[str, ...]) -> bool:
     tree = document.tree
     if not isinstance(tree, ast.Module):
         return True  # unknown: assume the script reads it
+    # Asked again for every launcher that starts the script (InternVL: 84 launchers, a few scripts), and the
+    # linked document is loaded once per run: the answer is kept with it.
+    known: dict[tuple[str, ...], bool] = document.__dict__.setdefault("_mentions", {})
+    found = known.get(names)
+    if found is None:
+        found = known[names] = _mentions(tree, names)
+    return found
+
+
+def _mentions(tree: ast.Module, names: tuple[str, ...]) -> bool:
+    nodes = walk(tree)
     declared: set[int] = set()
-    for node in walk(tree):
+    for node in nodes:
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "add_argument":
             declared.update(id(arg) for arg in node.args)
     wanted = set(names) | {f"--{n}" for n in names} | {f"--{n.replace('_', '-')}" for n in names}
-    for node in walk(tree):
+    for node in nodes:
         if isinstance(node, ast.Attribute) and node.attr in names:
             return True
         if isinstance(node, ast.Name) and node.id in names:

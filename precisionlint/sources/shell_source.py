@@ -53,23 +53,36 @@ class _Token(NamedTuple):
 
 
 def _logical_lines(text: str) -> list[list[_Token]]:
-    """Commands as token lists with offsets into `text`; a trailing backslash continues a command."""
+    """Commands as token lists with offsets into `text`; a trailing backslash continues a command.
+
+    Only the commands that can start a training program are tokenized (shlex reads a character at a time, and
+    most lines of a launch script set variables or print): a logical line whose text names no launcher, once
+    the characters that quoting and escaping remove are taken out, holds no Launch, and is left out."""
     commands: list[list[_Token]] = []
-    current: list[_Token] = []
+    current: list[tuple[str, int]] = []  # the physical lines of the logical line: (body, offset)
     offset = 0
     for raw in text.splitlines(keepends=True):
         line = raw.rstrip("\r\n")
         continued = line.endswith("\\") and not line.endswith("\\\\")
-        body = line[:-1] if continued else line
-        current.extend(_tokens(body, offset))
+        current.append((line[:-1] if continued else line, offset))
         offset += len(raw)
         if not continued:
-            if current:
-                commands.extend(_split_commands(current))
+            commands.extend(_commands(current))
             current = []
-    if current:
-        commands.extend(_split_commands(current))
+    commands.extend(_commands(current))
     return commands
+
+
+def _commands(lines: list[tuple[str, int]]) -> list[list[_Token]]:
+    if not lines or not _MAY_LAUNCH.search("".join(body for body, _ in lines).translate(_UNQUOTED)):
+        return []
+    tokens = [token for body, offset in lines for token in _tokens(body, offset)]
+    return _split_commands(tokens) if tokens else []
+
+
+# The words a command's head must hold to be a launcher (_launch), and the characters shlex removes from words.
+_MAY_LAUNCH = re.compile(r"python|torchrun|deepspeed|accelerate")
+_UNQUOTED = str.maketrans("", "", "'\"\\")
 
 
 def _tokens(line: str, base: int) -> list[_Token]:
