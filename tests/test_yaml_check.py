@@ -27,6 +27,8 @@ SHAPES = {
     "empty at the end": "trainer:\n  precision:",
     "scalars": "a: yes\nb: on\nc: 010\nd: 1_000\ne: 0x1F\nf: .inf\ng: 2001-12-14\nh: ~\ni: null\nj: True\n"
                "k: '16'\nl: \"bf16\"\nm: -3\nn: +4.\n",
+    "underscored ints": "stop_at: 406_934\na: -1_000\nb: +_1\nc: 0_7\nd: 1__0_\n2_0: key\ne: [1_0, -0_0]\n",
+    "underscores alone": "a: _\nb: -__\n",
     "keys": "1: a\ntrue: b\n'quoted key': c\n\"precision\": 16\nnull: d\n",
     "flow": "trainer: {precision: 16, devices: [0, 1], plugins: {}}\nlist: [a, {b: c}]\n",
     "block scalars": "trainer:\n  precision: |\n    16\n  note: >\n    folded\n    text\n",
@@ -97,7 +99,8 @@ def test_the_fast_path_is_taken_for_ordinary_files(monkeypatch: pytest.MonkeyPat
         pytest.skip("PyYAML with libyaml is not installed: every file takes the round-trip path")
     calls: list[str] = []
     monkeypatch.setattr(yaml_source, "load", lambda *args: calls.append("round trip"))
-    for name in ("plain", "empty values", "empty last in nested", "flow", "block scalars", "documents", "unicode"):
+    for name in ("plain", "empty values", "empty last in nested", "flow", "block scalars", "documents", "unicode",
+                 "underscored ints"):
         yaml_check.load("t.yaml", SHAPES[name], Limits())
     assert calls == []
 
@@ -169,3 +172,16 @@ def test_the_unusual_text_test_is_the_pattern(text: str) -> None:
 def test_the_unusual_text_test_on_the_shapes() -> None:
     for text in SHAPES.values():
         assert yaml_check._unusual(text) == bool(_UNUSUAL.search(text))
+
+
+@settings(max_examples=1500, deadline=None)
+@given(st.text(alphabet="0123456789+-._:eExXoObBaflsnrtuyTFNYL~ <=!&*", max_size=12))
+def test_scalar_tags_are_ruamels(text: str) -> None:
+    """The tag of a plain scalar, as this path looks it up, is the one ruamel's resolver gives."""
+    from ruamel.yaml.nodes import ScalarNode
+    from ruamel.yaml.resolver import VersionedResolver
+
+    if yaml_check._tools() is None:
+        pytest.skip("PyYAML with libyaml is not installed")
+    resolve = yaml_check._tools()[5]
+    assert resolve(text) == str(VersionedResolver().resolve(ScalarNode, text, (True, False)))

@@ -11,7 +11,7 @@ safe as the safe loader. Scalars are resolved here with ruamel's own YAML 1.2 re
 `yes` and `on` stay strings, `010` is 10), so values are the ones the round-trip path gives. Whatever this module
 does not reproduce exactly is handed to that path (precisionlint.sources.yaml_source) whole, so its semantics,
 messages and positions rule there: a file with anchors, aliases, merge keys, standard (`!!`) or verbatim tags or
-directives, a tagged, duplicate or non-scalar key, a scalar of another type (timestamps, 0x1F, 1_000, .inf), a
+directives, a tagged, duplicate or non-scalar key, a scalar of another type (timestamps, 0x1F, 1_000.5, .inf), a
 carriage return or a U+FEFF (ruamel does not count it as a column; libyaml does), a file libyaml rejects, or no
 libyaml at all (PyYAML is an optional speed-up, not a requirement). Local tags (HyperPyYAML's
 `!ref <x>`, `!new:Class`, SpeechBrain's every hparams file) are read here as the round-trip tree has them: a
@@ -43,6 +43,7 @@ _ANCHOR_OR_TAG = re.compile(r"(?<![^\s\[{,])(?:&|!!|!<)\S")  # at the start, or 
 _SAME_LINE_COMMENT = re.compile(r"[ \t]*#")
 _SKIP_TO_TOKEN = re.compile(r"(?:[ \t\n]+|#[^\n]*)*")
 _INT = re.compile(r"[-+]?[0-9]+")
+_UNDERSCORED_INT = re.compile(r"[-+]?[0-9_]*[0-9][0-9_]*")
 _FLOAT = re.compile(r"[-+]?(?:[0-9]+\.[0-9]*|\.[0-9]+|[0-9]+)(?:[eE][-+]?[0-9]+)?")
 _NULL = "tag:yaml.org,2002:null"
 _BOOL = "tag:yaml.org,2002:bool"
@@ -69,7 +70,7 @@ class _Unsupported(Exception):
 
 
 class _OtherType(str):
-    """The tag of a plain scalar of a type this path does not read (a timestamp, 0x1F, 1_000, .inf)."""
+    """The tag of a plain scalar of a type this path does not read (a timestamp, 0x1F, 1_000.5, .inf)."""
 
 
 _UNREAD = object()
@@ -87,10 +88,7 @@ def _tools() -> Any:
             from ruamel.yaml.nodes import ScalarNode as RuamelScalar
             from ruamel.yaml.resolver import VersionedResolver
 
-            resolver = VersionedResolver()
-
-            def resolve(value: str) -> str:
-                return str(resolver.resolve(RuamelScalar, value, (True, False)))
+            resolve = _table_resolver(VersionedResolver(), RuamelScalar)
 
             from yaml.cyaml import CParser
 
@@ -112,6 +110,42 @@ def _tools() -> Any:
         except ImportError:
             _STATE["tools"] = None
     return _STATE["tools"]
+
+
+# Texts whose tags the table lookup must agree on with ruamel's own call before it is used.
+_SAMPLES = ("", "1", "-1", "+1", "0x1F", "0o17", "0b101", "1_000", "_", "1:20", "1.5", "1e3", ".inf", "-.inf",
+            ".nan", "true", "True", "TRUE", "yes", "on", "null", "Null", "~", "2001-12-14",
+            "2001-12-14t21:59:43.10-05:00", "=", "<<", "abc", "!x", "&a", "*a", "F", "N", "n", "t", "f", "16-mixed")
+
+
+def _table_resolver(resolver: Any, scalar: type) -> Any:
+    """ruamel's implicit tag of a plain scalar text. The resolver's own call looks up the YAML version through
+    three failed attribute look-ups for every scalar (half its cost, and the scalars of a file list of paths
+    are mostly distinct); its pattern table for that version is read here once instead, and used only where it
+    gives ruamel's answers on every sample (another ruamel release may arrange its resolver otherwise)."""
+
+    def by_call(value: str) -> str:
+        return str(resolver.resolve(scalar, value, (True, False)))
+
+    try:
+        table = resolver.versioned_resolver
+        default = str(resolver.DEFAULT_SCALAR_TAG)
+        if None in table or resolver.yaml_path_resolvers:
+            return by_call  # patterns for any first character, or path resolvers: not this lookup's shape
+    except Exception:
+        return by_call
+
+    def by_table(value: str) -> str:
+        for tag, pattern in table.get(value[0] if value else "", ()):
+            if pattern.match(value):
+                return str(tag)
+        return default
+
+    try:
+        agrees = all(by_table(value) == by_call(value) for value in _SAMPLES)
+    except Exception:
+        agrees = False
+    return by_table if agrees else by_call
 
 
 def load(path: str, text: str, limits: Limits) -> Document:
@@ -191,6 +225,10 @@ class _ComposedWalker:
             return text.lower() == "true"
         if tag == _INT_TAG and _INT.fullmatch(text):
             return int(text)
+        if tag == _INT_TAG and _UNDERSCORED_INT.fullmatch(text):
+            # `406_934` (OLMo's configs): ruamel drops every underscore and the sign, then reads the digits
+            # (a text of underscores alone makes it fail: that stays with the round-trip path).
+            return int(text.replace("_", ""))
         if tag == _FLOAT_TAG and _FLOAT.fullmatch(text):
             return float(text)
         return _OtherType(tag)
