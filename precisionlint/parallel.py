@@ -159,7 +159,8 @@ def check_all(
             results[index] = FileResult(source.display, [data])
             tick(1)
             continue
-        names_others = names_other_files(source.format, data)
+        # Whether the context key names the folder: for the key, and for the index (shared with runs that have one)
+        names_others = (context_key is not None or files is not None) and names_other_files(source.format, data)
         if link is not None:
             by_link.setdefault((*link, folder) if names_others and context_key is not None else link, index)
         holds = might_hold_findings(data, source.format)
