@@ -262,3 +262,28 @@ def test_target_versions_in_a_precisionlint_toml(tmp_path: Path) -> None:
     assert project_for(str(tmp_path / "train.py")).version("torch").describe() == ">=2.1,<2.2"
     result = _check(tmp_path, "--select", "framework-version-mismatch", "train.py")
     assert "train.py:3:10: PL401" in result.stdout and '.precisionlint.toml' in result.stdout
+
+
+def test_pip_installs_in_a_dockerfile_are_pins(tmp_path: Path) -> None:
+    """A training image's Dockerfile declares its environment: `RUN pip install` requirements are read (with
+    continuation lines, several commands and pip options), while shell variables, paths and URLs say nothing."""
+    _write(tmp_path, {
+        "pyproject.toml": '[project]\nname = "x"\n',
+        "training/Dockerfile": (
+            "FROM nvcr.io/nvidia/pytorch:22.12-py3\n"
+            "ARG TORCH=2.1.2\n"
+            "RUN pip install --no-cache-dir -i https://example.invalid/simple \\\n"
+            "    # the trainer\n"
+            "    pytorch-lightning==1.8.6 transformers==4.25.1 \\\n"
+            "    && python -m pip install 'deepspeed>=0.9,<0.10' torch==$TORCH ./local git+https://x.invalid/y\n"
+            "RUN echo pip install accelerate==0.1\n"
+        ),
+        "training/configs/trainer.yaml": LEGACY_YAML,
+    })
+    project = project_for(str(tmp_path / "training" / "configs" / "trainer.yaml"))
+    assert project.version("lightning").describe() == "==1.8.6"
+    assert project.version("transformers").describe() == "==4.25.1"
+    assert project.version("deepspeed").describe() == ">=0.9,<0.10"
+    assert project.version("torch") is None and project.version("accelerate") is None
+    result = _check(tmp_path, "--select", "legacy-precision-value", "--output-format", "json", "training")
+    assert json.loads(result.stdout) == []  # 16 is the spelling of the pinned Lightning 1.8

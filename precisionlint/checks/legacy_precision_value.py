@@ -30,8 +30,8 @@ trainer:
 ```
 
 Where the project pins Lightning 1.x (`pytorch-lightning==1.9.5` in requirements.txt, pyproject.toml,
-setup.py/setup.cfg, environment.yml or `[tool.precisionlint] target-versions`), these are the right spellings
-and nothing is reported.
+setup.py/setup.cfg, environment.yml, a Dockerfile's `pip install` or `[tool.precisionlint] target-versions`),
+these are the right spellings and nothing is reported.
 
 ## Fix safety
 Safe when Lightning certainly reads the value and the project declares Lightning 2.0 or newer as its floor

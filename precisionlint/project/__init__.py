@@ -69,9 +69,10 @@ class Directory:
         return self._targets
 
     def pin_files(self) -> list[str]:
-        from precisionlint.project.pins import requirement_files
+        from precisionlint.project.pins import dockerfiles, requirement_files
 
-        return [name for name in (*_CONFIG_FILES, *_PIN_FILES, *requirement_files(self.names)) if name in self.names]
+        return [name for name in (*_CONFIG_FILES, *_PIN_FILES, *requirement_files(self.names),
+                                  *dockerfiles(self.names)) if name in self.names]
 
     def signature(self, now_ns: int | None = None) -> str:
         """Names and stat of the pin files: what a cached result's versions came from (see file_signature)."""
@@ -112,6 +113,8 @@ class Directory:
                 readers.read_setup_py(text, pins)
             elif name == "setup.cfg":
                 readers.read_setup_cfg(text, pins)
+            elif name in readers.dockerfiles((name,)):
+                readers.read_dockerfile(text, pins, name)
             else:
                 readers.read_environment_yml(text, pins, name)
 

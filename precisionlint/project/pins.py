@@ -2,9 +2,10 @@
 
 pyproject.toml (PEP 621 `dependencies`, `optional-dependencies`, `requires-python`, `[dependency-groups]`,
 Poetry's `[tool.poetry.*dependencies]`), requirements*.txt (with `-r` / `-c` includes), setup.py (literal
-`install_requires` / `python_requires` read through `ast`, never executed), setup.cfg and conda's
-environment.yml. `python` is recorded like a package. Anything unreadable yields nothing: a broken pin file
-is not this tool's finding, and unknown stays unknown.
+`install_requires` / `python_requires` read through `ast`, never executed), setup.cfg, conda's
+environment.yml and the `pip install` commands of a Dockerfile's RUN instructions. `python` is recorded like a
+package. Anything unreadable yields nothing: a broken pin file is not this tool's finding, and unknown stays
+unknown.
 """
 
 from __future__ import annotations
@@ -276,3 +277,70 @@ def read_target_versions(table: Any, pins: Pins, source: str) -> None:
 def requirement_files(names: Iterable[str]) -> list[str]:
     """requirements.txt, requirements-dev.txt, requirements_gpu.txt ... in a directory listing."""
     return sorted(n for n in names if n.lower().startswith("requirements") and n.lower().endswith((".txt", ".in")))
+
+
+def dockerfiles(names: Iterable[str]) -> list[str]:
+    """Dockerfile, Dockerfile.gpu, train.Dockerfile, Containerfile ... in a directory listing."""
+    found = []
+    for name in names:
+        lower = name.lower()
+        if lower in ("dockerfile", "containerfile") or lower.startswith(("dockerfile.", "containerfile.")) \
+                or lower.endswith(".dockerfile"):
+            found.append(name)
+    return sorted(found)
+
+
+# `pip install` options that take a value (the value is not a requirement).
+_PIP_VALUE_OPTIONS = frozenset({
+    "-r", "--requirement", "-c", "--constraint", "-e", "--editable", "-i", "--index-url", "--extra-index-url",
+    "-f", "--find-links", "-t", "--target", "--prefix", "--root", "--src", "--platform", "--python-version",
+    "--implementation", "--abi", "--trusted-host", "--upgrade-strategy", "--progress-bar", "--cache-dir",
+    "--log", "--report", "--only-binary", "--no-binary", "--config-settings", "-C", "--global-option",
+})
+_SHELL_SEPARATOR = re.compile(r"&&|\|\||[;|]")
+_PIP_INSTALL = re.compile(r"^(?:\S*/)?(?:(?:python3?(?:\.\d+)?\s+-m\s+)?pip3?(?:\.\d+)?|uv\s+pip)\s+install\b(.*)$")
+
+
+def read_dockerfile(text: str, pins: Pins, source: str = "Dockerfile") -> None:
+    """The requirements of each `pip install` in a RUN instruction (`RUN pip install torch==2.1.2 \\`
+    `pytorch-lightning==1.8.6`): the image's environment is declared there as much as in a requirements file.
+    Words holding a shell variable (`torch==$TORCH`) or a path say nothing."""
+    import shlex
+
+    logical: list[str] = []
+    pending = ""
+    for line in text.splitlines():
+        stripped = line.strip()
+        if stripped.startswith("#") and pending:
+            continue  # a comment inside a continued instruction
+        if stripped.endswith("\\"):
+            pending += stripped[:-1] + " "
+            continue
+        logical.append(pending + stripped)
+        pending = ""
+    if pending:
+        logical.append(pending)
+    for instruction in logical:
+        keyword, _, rest = instruction.partition(" ")
+        if keyword.upper() != "RUN":
+            continue
+        for command in _SHELL_SEPARATOR.split(rest):
+            match = _PIP_INSTALL.match(command.strip())
+            if match is None:
+                continue
+            try:
+                words = shlex.split(match.group(1))
+            except ValueError:  # an unbalanced quote: say nothing rather than guess
+                continue
+            skip_value = False
+            for word in words:
+                if skip_value:
+                    skip_value = False
+                    continue
+                if word.startswith("-"):
+                    skip_value = word in _PIP_VALUE_OPTIONS
+                    continue
+                if "$" in word or "/" in word or word.startswith("."):
+                    continue
+                add_requirement(pins, word, source)
+
