@@ -67,6 +67,9 @@ def test_the_index_equals_separate_walks(path: Path) -> None:
         pytest.skip("not valid Python (a parse-error case)")
     index = PythonIndex(tree)
     walked = list(ast.walk(tree))
+    # every node but the contexts and operators (shared singletons no pass looks for), in ast.walk's order
+    leaves = (ast.expr_context, ast.operator, ast.unaryop, ast.boolop, ast.cmpop)
+    assert index.nodes == [n for n in walked if not isinstance(n, leaves)]
     assert index.calls == [n for n in walked if isinstance(n, ast.Call)]
     assert index.imports == [n for n in walked if isinstance(n, (ast.Import, ast.ImportFrom))]
     assert index.import_aliases() == _aliases_by_walk(tree)

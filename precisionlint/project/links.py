@@ -22,7 +22,7 @@ from collections.abc import Iterator
 from typing import Any, NamedTuple
 
 from precisionlint.model import Document, Setting, Span
-from precisionlint.sources.python_index import walk  # ast.walk's nodes and order, faster
+from precisionlint.sources.python_index import PythonIndex  # the file's one walk, shared by its passes
 from precisionlint.sources.tree import roots
 
 # The names scripts call `deepspeed.initialize` through: the module's own and the aliases it is imported as.
@@ -202,14 +202,15 @@ def loaded_configs(document: Document) -> dict[str, LoadedConfig]:
     text = document.text
     if isinstance(tree, ast.Module) and any(word in text for word in _LOADER_WORDS):
         files: dict[str, ast.Constant] = {}
-        for node in walk(tree):
+        nodes = PythonIndex.of(document).nodes  # the file's one walk, shared
+        for node in nodes:
             if isinstance(node, (ast.With, ast.AsyncWith)):
                 for item in node.items:
                     literal = _open_literal(item.context_expr, {})
                     if literal is not None and isinstance(item.optional_vars, ast.Name):
                         files[item.optional_vars.id] = literal
         assigned: dict[str, list[LoadedConfig | None]] = {}
-        for node in walk(tree):
+        for node in nodes:
             targets: list[ast.expr] = []
             value: ast.expr | None = None
             if isinstance(node, ast.Assign):
@@ -256,9 +257,7 @@ def script_links(document: Document) -> Iterator[ScriptLink]:
 
     text = document.text
     reads_deepspeed = "deepspeed" in text or "DeepSpeed" in text
-    for node in walk(tree):
-        if not isinstance(node, ast.Call):
-            continue
+    for node in PythonIndex.of(document).calls:  # the file's one walk, shared
         name = call_name(node.func)
         value: ast.expr | None = None
         kind = ""

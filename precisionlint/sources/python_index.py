@@ -10,6 +10,8 @@ Document, so any pass (framework settings, rules) can read it without walking ag
     index = PythonIndex.of(document)
     index.import_aliases()      local name -> dotted origin, as frameworks' import_aliases() computes it
     index.module_constants()    module-level names assigned once to a literal
+    index.nodes                 every node ast.walk yields, in its order, except the leaves under the fields
+                                ctx, op and ops (expression contexts and operators, shared singletons)
     index.calls                 every ast.Call, in walk order
     index.statement_of(call)    the expression statement whose value the call is, if any
     index.block_of(statement)   (parent, the list the statement stands in)
@@ -18,7 +20,6 @@ Document, so any pass (framework settings, rules) can read it without walking ag
 from __future__ import annotations
 
 import ast
-from collections import deque
 from typing import Any
 
 from precisionlint.model import Document
@@ -31,10 +32,11 @@ _CHILD_FIELDS: dict[type, tuple[str, ...]] = {}
 
 
 class PythonIndex:
-    __slots__ = ("tree", "imports", "calls", "assigned", "_statements", "_blocks", "_aliases", "_constants")
+    __slots__ = ("tree", "nodes", "imports", "calls", "assigned", "_statements", "_blocks", "_aliases", "_constants")
 
     def __init__(self, tree: ast.Module) -> None:
         self.tree = tree
+        self.nodes: list[ast.AST] = [tree]
         self.imports: list[ast.Import | ast.ImportFrom] = []
         self.calls: list[ast.Call] = []
         self.assigned: dict[str, int] = {}  # how often each plain name is assigned anywhere in the file
@@ -52,15 +54,18 @@ class PythonIndex:
         return index  # type: ignore[no-any-return]
 
     def _walk(self, tree: ast.AST) -> None:
-        # ast.walk, inlined: the same breadth-first order over the same children (ast.iter_child_nodes).
+        # ast.walk, inlined: the same breadth-first order over the same children (ast.iter_child_nodes). The
+        # nodes found are the work list, so the list is the walk's order once it is done.
         imports, calls, assigned = self.imports, self.calls, self.assigned
         statements, blocks = self._statements, self._blocks
         AST, Call, Expr, Import, ImportFrom, Name = ast.AST, ast.Call, ast.Expr, ast.Import, ast.ImportFrom, ast.Name
         children = _CHILD_FIELDS
-        todo: deque[ast.AST] = deque([tree])
-        append, popleft = todo.append, todo.popleft
-        while todo:
-            node = popleft()
+        found = self.nodes
+        append = found.append
+        position = 0
+        while position < len(found):
+            node = found[position]
+            position += 1
             kind = type(node)
             if kind is Call:
                 calls.append(node)  # type: ignore[arg-type]
