@@ -214,14 +214,93 @@ def _metadata(path: str) -> dict[str, Any] | None:
     return found if all(key in found for key in required) else None
 
 
+# The scanned metadata is kept in the package's __pycache__ beside the bytecode, keyed (as Python keys a .pyc,
+# and more strictly) on each rule file's name, size, modification and change times in nanoseconds and inode:
+# reading 34 sources with a regular expression on every run costs a one-file check a few milliseconds, one
+# scandir with a stat per file well under one. Any edit, added, removed or renamed rule file changes the key and
+# the sources are scanned again; a file written too recently for its stat to show a later write (racy git, see
+# precisionlint.cache.settled) is scanned but not recorded, and a rule whose metadata needed an import (its
+# values may be computed from other modules) is never recorded. It is data, not bytecode: it is written even
+# under PYTHONDONTWRITEBYTECODE (as the result cache is), and a read-only installation just scans every time.
+_REGISTRY_CACHE = "rule-metadata.json"
+_REGISTRY_FORMAT = 1
+
+
+def _rule_files(folder: str) -> list[tuple[str, os.stat_result]] | None:
+    try:
+        with os.scandir(folder) as entries:
+            found = [(entry.name[:-3], entry.stat()) for entry in entries
+                     if entry.name.endswith(".py") and not entry.name.startswith("_")]
+    except OSError:
+        return None
+    return sorted(found, key=lambda item: item[0])
+
+
+def _files_key(files: list[tuple[str, os.stat_result]]) -> list[list[Any]]:
+    return [[name, info.st_size, info.st_mtime_ns, info.st_ctime_ns, info.st_ino] for name, info in files]
+
+
+def _cached_metadata(folder: str, key: list[list[Any]]) -> dict[str, dict[str, Any]] | None:
+    import json
+
+    try:
+        with open(os.path.join(folder, "__pycache__", _REGISTRY_CACHE), encoding="utf-8") as handle:
+            stored = json.load(handle)
+    except (OSError, ValueError):
+        return None
+    if not isinstance(stored, dict) or stored.get("format") != _REGISTRY_FORMAT or stored.get("files") != key:
+        return None
+    rules = stored.get("rules")
+    return rules if isinstance(rules, dict) else None
+
+
+def _store_metadata(folder: str, files: list[tuple[str, os.stat_result]], key: list[list[Any]],
+                    scanned: dict[str, dict[str, Any]]) -> None:
+    import json
+    import time
+    from pathlib import Path
+
+    from precisionlint.cache import USES_INDEX, _replace, settled
+
+    if not USES_INDEX:
+        return  # no trustworthy change time (Windows)
+    now = time.time_ns()
+    if len(scanned) != len(files) or not all(settled(info, now) for _, info in files):
+        return
+    rows = {name: {**meta, "SEVERITY": meta["SEVERITY"].name} for name, meta in scanned.items()}
+    body = json.dumps({"format": _REGISTRY_FORMAT, "files": key, "rules": rows}, sort_keys=True)
+    cache_folder = os.path.join(folder, "__pycache__")
+    try:
+        os.makedirs(cache_folder, exist_ok=True)
+        _replace(Path(cache_folder) / _REGISTRY_CACHE, body.encode("utf-8"))
+    except OSError:
+        pass  # a read-only installation: scan again next time
+
+
+def _scanned_metadata(folder: str) -> dict[str, dict[str, Any] | None]:
+    """Each rule module's metadata as its source text declares it (None: it must be imported to be known)."""
+    files = _rule_files(folder)
+    if files is None:
+        return {}
+    key = _files_key(files)
+    cached = _cached_metadata(folder, key)
+    if cached is not None and set(cached) == {name for name, _ in files}:
+        try:
+            return {name: {**meta, "SEVERITY": Severity[meta["SEVERITY"]]} for name, meta in cached.items()}
+        except (KeyError, TypeError):
+            pass  # not a table this code wrote: scan
+    found: dict[str, dict[str, Any] | None] = {name: _metadata(os.path.join(folder, f"{name}.py")) for name, _ in files}
+    scanned = {name: meta for name, meta in found.items() if meta is not None}
+    _store_metadata(folder, files, key, scanned)
+    return found
+
+
 def _load() -> dict[str, Rule]:
     rules: dict[str, Rule] = {}
     # The package directory, listed directly: pkgutil.iter_modules would import inspect, a sizeable part of
     # a one-file check's start-up.
     folder = __path__[0]
-    names = sorted(entry[:-3] for entry in os.listdir(folder) if entry.endswith(".py") and not entry.startswith("_"))
-    for name in names:
-        meta = _metadata(os.path.join(folder, f"{name}.py"))
+    for name, meta in _scanned_metadata(folder).items():
         if meta is None:  # written some other way (or no source installed): import it to find out
             module = _module(name)
             meta = {key: getattr(module, key) for key in ("CODE", "NAME", "SUMMARY", "TARGET", "SEVERITY")}
