@@ -38,14 +38,17 @@ def train(model, loader, optimizer):
 """
 
 
-def _capabilities() -> types.ClientCapabilities:
+def _capabilities(related_information: bool = True) -> types.ClientCapabilities:
+    """What an editor declares (`related_information`: it shows a diagnostic's related locations, as VS Code and
+    Neovim do)."""
     return types.ClientCapabilities(
         workspace=types.WorkspaceClientCapabilities(
             did_change_watched_files=types.DidChangeWatchedFilesClientCapabilities(dynamic_registration=True),
             workspace_edit=types.WorkspaceEditClientCapabilities(document_changes=True),
         ),
         text_document=types.TextDocumentClientCapabilities(
-            publish_diagnostics=types.PublishDiagnosticsClientCapabilities(version_support=True),
+            publish_diagnostics=types.PublishDiagnosticsClientCapabilities(
+                version_support=True, related_information=related_information),
         ),
         notebook_document=types.NotebookDocumentClientCapabilities(
             synchronization=types.NotebookDocumentSyncClientCapabilities(),
@@ -65,7 +68,10 @@ def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 @pytest_lsp.fixture(
     config=ClientServerConfig(server_command=[sys.executable, "-m", "precisionlint", "server", "--stdio"]),
 )
-async def client(lsp_client: LanguageClient, project: Path):  # type: ignore[no-untyped-def]
+async def client(lsp_client: LanguageClient, project: Path, request: pytest.FixtureRequest):  # type: ignore[no-untyped-def]
+    # A test parametrized with `related_information` (False) gets a client that does not declare it.
+    callspec = getattr(request.node, "callspec", None)
+    related_information = bool(callspec.params.get("related_information", True)) if callspec else True
     registrations: list[types.RegistrationParams] = []
 
     @lsp_client.feature(types.CLIENT_REGISTER_CAPABILITY)
@@ -85,7 +91,7 @@ async def client(lsp_client: LanguageClient, project: Path):  # type: ignore[no-
     features[types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS] = record
     lsp_client.published = published  # type: ignore[attr-defined]
     result = await lsp_client.initialize_session(types.InitializeParams(
-        capabilities=_capabilities(),
+        capabilities=_capabilities(related_information),
         root_uri=project.as_uri(),
         workspace_folders=[types.WorkspaceFolder(uri=project.as_uri(), name="project")],
         initialization_options={},  # the defaults: every change checked at once

@@ -300,6 +300,13 @@ def load_linked(path: str) -> Document | None:
     return document
 
 
+def loaded_text(path: str) -> str | None:
+    """The text a linked file was loaded from (its editor buffer or the disk), while it is still loaded; None
+    when it is not. Reads nothing: the language server converts positions in that file with it."""
+    document = _LINKED.get(os.path.realpath(path))
+    return document.text if document is not None else None
+
+
 def forget() -> None:
     """Drop what was learnt about the file system (for a long-lived process such as an editor server)."""
     _DIRECTORIES.clear()

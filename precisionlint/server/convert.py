@@ -82,9 +82,11 @@ class Positions:
                               new_text=edit.replacement)
 
 
-def diagnostic(finding: Finding, where: types.Range) -> types.Diagnostic:
+def diagnostic(finding: Finding, where: types.Range,
+               related: list[types.DiagnosticRelatedInformation] | None = None) -> types.Diagnostic:
     """The finding as `check` reports it: the same code, severity and message, at `where` (its span in the
-    editor's coordinates)."""
+    editor's coordinates), with its `related` locations placed (see related.py; only for clients that accept
+    them)."""
     return types.Diagnostic(
         range=where,
         severity=_SEVERITIES[finding.severity],
@@ -94,4 +96,5 @@ def diagnostic(finding: Finding, where: types.Range) -> types.Diagnostic:
         # The rule's name travels with the diagnostic, so that clients that show `data` (and the hover and code
         # actions, which match diagnostics back to findings) need not look the code up.
         data={"name": finding.name},
+        related_information=related or None,
     )

@@ -53,6 +53,7 @@ from precisionlint.server.analysis import (
 from precisionlint.server.convert import Positions, diagnostic
 from precisionlint.server.dependencies import Dependencies
 from precisionlint.server.notebooks import cell_of, cell_offset, code_cells, notebook_json
+from precisionlint.server.related import RelatedPlaces, wants_related
 from precisionlint.server.scheduler import Scheduler
 
 logger = logging.getLogger(__name__)
@@ -89,6 +90,7 @@ class Placed(NamedTuple):
     finding: Finding
     uri: str
     range: types.Range
+    related: list[types.DiagnosticRelatedInformation] | None = None  # for clients that accept them
 
 
 class PrecisionServer(LanguageServer):
@@ -274,7 +276,8 @@ class PrecisionServer(LanguageServer):
 
     def publish_analysis(self, snapshot: Snapshot, analysis: Analysis, always: bool) -> None:
         placed = self.place(snapshot.uri, analysis)
-        self.publish(snapshot.uri, snapshot.version, [diagnostic(p.finding, p.range) for p in placed], always)
+        self.publish(snapshot.uri, snapshot.version, [diagnostic(p.finding, p.range, p.related) for p in placed],
+                     always)
 
     def place(self, uri: str, analysis: Analysis) -> list[Placed]:
         """Where the editor shows each finding of a document's text."""
@@ -283,8 +286,15 @@ class PrecisionServer(LanguageServer):
         if cached is not None and cached[0] is analysis and cached[1] == encoding:
             return cached[2]
         placed = self._place(uri, analysis, encoding)
+        if wants_related(self.client_capabilities) and any(p.finding.related for p in placed):
+            own = Positions(analysis.text, encoding) if analysis.format != "notebook" else None
+            places = self.related_places(uri, str(analysis.path), own, encoding)
+            placed = [p._replace(related=places.of(p.finding)) if p.finding.related else p for p in placed]
         self.placements[uri] = (analysis, encoding, placed)
         return placed
+
+    def related_places(self, uri: str, path: str | None, own: Positions | None, encoding: str) -> RelatedPlaces:
+        return RelatedPlaces(uri, path, own, encoding, self.buffers.get)
 
     def _place(self, uri: str, analysis: Analysis, encoding: str) -> list[Placed]:
         positions = Positions(analysis.text, encoding)
@@ -367,6 +377,9 @@ class PrecisionServer(LanguageServer):
                 return
             by_cell: dict[str, list[types.Diagnostic]] = {uri: [] for uri in every}
             positions: dict[str, Positions] = {}  # cell uri -> its line starts, read once
+            # Places in the notebook itself are counted in its cells' joined program: left out (related.py).
+            related = (self.related_places(snapshot.uri, None, None, self.encoding())
+                       if wants_related(self.client_capabilities) else None)
             for finding in analysis.findings:
                 number = cell_of(finding)
                 if number is None or not 1 <= number <= len(code):
@@ -377,7 +390,8 @@ class PrecisionServer(LanguageServer):
                 uri, text = code[number - 1]
                 if uri not in positions:
                     positions[uri] = Positions(text, self.encoding())
-                by_cell[uri].append(diagnostic(finding, positions[uri].range(finding.span)))
+                others = related.of(finding) if related is not None and finding.related else None
+                by_cell[uri].append(diagnostic(finding, positions[uri].range(finding.span), others))
             for uri in self.notebook_cells.get(snapshot.uri, []):
                 if uri not in by_cell:  # a cell deleted since: clear what it showed
                     self.publish(uri, None, [], always=False)
