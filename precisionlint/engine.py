@@ -167,6 +167,10 @@ class ContextKey(Protocol):
         """The key of a content at this path, given what reads_folder said of it."""
         ...
 
+    def stat(self, fs_path: str) -> os.stat_result | None:
+        """os.stat of a file of the run, taken once per run for the loop and the keys alike."""
+        ...
+
 
 class EngineOptions:
     """What a run checks with. `context_key`, when set, gives each file's context key. Two files share one

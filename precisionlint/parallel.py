@@ -111,10 +111,14 @@ def check_all(
     read_with: dict[int, tuple[os.stat_result, str, bool, bool]] = {}  # index -> (stat, digest, flags) as read
     max_size = options.limits.max_file_size
     for index, source in enumerate(sources):
-        try:
-            info: os.stat_result | None = os.stat(source.fs_path)
-        except (OSError, ValueError):
-            info = None  # read_source reports why
+        info: os.stat_result | None
+        if context_key is not None:
+            info = context_key.stat(source.fs_path)  # the one a launcher's key reads too
+        else:
+            try:
+                info = os.stat(source.fs_path)
+            except (OSError, ValueError):
+                info = None  # read_source reports why
         missed = ""  # the identity the file index gave and the results lacked (not looked up twice)
         if files is not None and info is not None and info.st_size <= max_size:
             known = files.lookup(source.fs_path, info)

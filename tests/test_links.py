@@ -196,3 +196,53 @@ def test_nested_overrides_only_cut_what_they_reach(tmp_path: Path) -> None:
         "train": [("trainer", "gpu.yaml"), ("hydra", "default.yaml"), ("", "train.yaml")],
         "train_exp": [("", "train_exp.yaml")],
     }
+
+
+@pytest.mark.parametrize("launcher", ["a_launch.sh", "z_launch.sh"])
+def test_a_cached_launcher_result_follows_a_rewrite_of_its_script_that_keeps_size_and_mtime(
+    tmp_path: Path, launcher: str
+) -> None:
+    """The launcher's key names the stat of every script of the run, taken once per run and shared with the
+    loop that reads the files (before the script is reached, or after): a rewrite of the script that keeps its
+    size and puts its modification time back still moves its change time, and the launcher is checked again.
+    Enough other files that the run uses the cache's file index too."""
+    import json
+    import subprocess
+    import sys
+    import time
+
+    from precisionlint.cache import RACY_SECONDS
+
+    script = (
+        "import torch\n"
+        "model = torch.nn.Linear(8, 8).cuda()\n"
+        "optimizer = torch.optim.AdamW(model.parameters())\n"
+        "for step in range(10):\n"
+        "    with torch.autocast('cuda', dtype=torch.{dtype}):\n"
+        "        loss = model(torch.randn(4, 8, device='cuda')).sum()\n"
+        "    loss.backward()\n"
+        "    optimizer.step()\n"
+    )
+    files = {f"pkg/m{i:02}.py": f"import torch\nx{i} = torch.zeros(1)\n" for i in range(40)}
+    files.update({
+        "pyproject.toml": "[project]\nname = 'x'\n",
+        launcher: "torchrun --nproc_per_node 2 train.py --bf16\n",
+        "train.py": script.format(dtype="float16"),
+    })
+    _write(tmp_path, files)
+    command = [sys.executable, "-m", "precisionlint", "check", "--select", "PL402", "--output-format", "json", "."]
+
+    def codes() -> list[str]:
+        time.sleep(RACY_SECONDS + 0.05)  # old enough to be kept in the cache
+        done = subprocess.run(command, cwd=tmp_path, capture_output=True, text=True)
+        assert done.returncode in (0, 1), done.stderr
+        return [f"{f['path']}:{f['code']}" for f in json.loads(done.stdout)]
+
+    assert codes() == [f"{launcher}:PL402"]
+    assert codes() == [f"{launcher}:PL402"]  # from the cache
+    path = tmp_path / "train.py"
+    before = path.stat()
+    path.write_text(script.format(dtype="float32"))  # the same size
+    os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
+    assert path.stat().st_size == before.st_size
+    assert codes() == []

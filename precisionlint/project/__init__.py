@@ -129,8 +129,13 @@ def file_signature(path: str, now_ns: int | None = None) -> str | None:
         info = os.stat(path)
     except (OSError, ValueError):
         return None
+    return stat_signature(info, time.time_ns() if now_ns is None else now_ns)
+
+
+def stat_signature(info: os.stat_result, now_ns: int) -> str:
+    """file_signature of a stat already taken."""
     signature = f"{info.st_size}:{info.st_mtime_ns}:{info.st_ctime_ns}:{info.st_ino}"
-    return signature if settled(info, time.time_ns() if now_ns is None else now_ns) else signature + UNSETTLED
+    return signature if settled(info, now_ns) else signature + UNSETTLED
 
 
 def _toml(text: str) -> dict | None:

@@ -22,7 +22,7 @@ from __future__ import annotations
 import os
 import re
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 from precisionlint.project.links import DEEPSPEED_WORDS
@@ -51,6 +51,24 @@ class ProjectContext:
         self._signatures: dict[str, str] = {}
         self._directories: dict[str, str] = {}  # directory -> the signature of its pin files, for this run
         self._started = time.time_ns()  # before any file of the run is read
+        # The stat of each file of the run, taken once: the engine's loop stats every file before reading it,
+        # and a launcher's key needs the stat of every script of the run (icefall: 1,358 of them).
+        self._stats: dict[str, os.stat_result | None] = {}
+
+    def stat(self, fs_path: str) -> os.stat_result | None:
+        """os.stat of a file of this run (None when it cannot be had), the same answer for the run's loop and its
+        keys. Taken when first asked, within the run: a key built from it is as fresh as one built from a
+        stat of its own."""
+        try:
+            return self._stats[fs_path]
+        except KeyError:
+            pass
+        try:
+            info: os.stat_result | None = os.stat(fs_path)
+        except (OSError, ValueError):
+            info = None
+        self._stats[fs_path] = info
+        return info
 
     def portable(self, source: SourceFile) -> str:
         """The part of the key that does not depend on the file's own folder: its project's pins."""
@@ -84,7 +102,7 @@ class ProjectContext:
     def _signature(self, name: str, formats: tuple[str, ...]) -> str:
         found = self._signatures.get(name)
         if found is None:
-            found = self._signatures[name] = _signature(self.sources, formats, self._started)
+            found = self._signatures[name] = _signature(self.sources, formats, self._started, self.stat)
         return found
 
 
@@ -108,15 +126,19 @@ def context_function(sources: Sequence[SourceFile], rules: Sequence[Rule]) -> Pr
     return ProjectContext(sources)
 
 
-def _signature(sources: Sequence[SourceFile], formats: tuple[str, ...], now_ns: int) -> str:
+def _signature(
+    sources: Sequence[SourceFile], formats: tuple[str, ...], now_ns: int,
+    stat: Callable[[str], os.stat_result | None],
+) -> str:
     from precisionlint.engine import content_digest
-    from precisionlint.project import file_signature
+    from precisionlint.project import stat_signature
 
     parts = []
     for source in sources:
         if source.format in formats:
-            signature = file_signature(source.fs_path, now_ns)
-            if signature is not None:
+            info = stat(source.fs_path)
+            if info is not None:
+                signature = stat_signature(info, now_ns)
                 parts.append(f"{source.fs_path}:{signature}")
     text = "\n".join(parts)
     digest = content_digest(text.encode("utf-8", "surrogateescape"))
