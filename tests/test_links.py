@@ -136,22 +136,26 @@ def test_launcher_links(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None
     assert os.path.isabs(linked_files("run.sh")[0])
 
 
+# A training script with a literal autocast of the dtype filled in, for the launcher-and-script cache tests.
+LAUNCHED_SCRIPT = (
+    "import torch\n"
+    "model = torch.nn.Linear(8, 8).cuda()\n"
+    "optimizer = torch.optim.AdamW(model.parameters())\n"
+    "for step in range(10):\n"
+    "    with torch.autocast('cuda', dtype=torch.{dtype}):\n"
+    "        loss = model(torch.randn(4, 8, device='cuda')).sum()\n"
+    "    loss.backward()\n"
+    "    optimizer.step()\n"
+)
+
+
 def test_launcher_result_follows_the_script_it_starts(tmp_path: Path) -> None:
     """A launcher's findings depend on the script it starts: with the cache on, editing the script (and
     nothing else) changes the launcher's result."""
     import subprocess
     import sys
 
-    script = (
-        "import torch\n"
-        "model = torch.nn.Linear(8, 8).cuda()\n"
-        "optimizer = torch.optim.AdamW(model.parameters())\n"
-        "for step in range(10):\n"
-        "    with torch.autocast('cuda', dtype=torch.{dtype}):\n"
-        "        loss = model(torch.randn(4, 8, device='cuda')).sum()\n"
-        "    loss.backward()\n"
-        "    optimizer.step()\n"
-    )
+    script = LAUNCHED_SCRIPT
     _write(tmp_path, {
         "pyproject.toml": "[project]\nname = 'x'\n",
         "launch.sh": "torchrun --nproc_per_node 2 train.py --bf16\n",
@@ -213,16 +217,7 @@ def test_a_cached_launcher_result_follows_a_rewrite_of_its_script_that_keeps_siz
 
     from precisionlint.cache import RACY_SECONDS
 
-    script = (
-        "import torch\n"
-        "model = torch.nn.Linear(8, 8).cuda()\n"
-        "optimizer = torch.optim.AdamW(model.parameters())\n"
-        "for step in range(10):\n"
-        "    with torch.autocast('cuda', dtype=torch.{dtype}):\n"
-        "        loss = model(torch.randn(4, 8, device='cuda')).sum()\n"
-        "    loss.backward()\n"
-        "    optimizer.step()\n"
-    )
+    script = LAUNCHED_SCRIPT
     files = {f"pkg/m{i:02}.py": f"import torch\nx{i} = torch.zeros(1)\n" for i in range(40)}
     files.update({
         "pyproject.toml": "[project]\nname = 'x'\n",
