@@ -150,6 +150,17 @@ after on all 71 repositories of /work/eco and /work/eco2.
   0.09x, 0.08x; one file 1.52x-1.77x; peak 48 MB. On two idle cores icefall's cold run would be about its -j 1
   CPU over 1.8 (the pool's share), 0.40x; the small trees stay above 0.5x (start-up, the pool, YAML).
 
+The end of that round, on a quiet machine (no other work; load average 0.8 at the start), main at da60a74,
+`python benchmarks/run.py --tree /work/eco/<repo> --runs 3 --startup-runs 10`, one tree after the other:
+
+  tree                   baseline   cold check        warm           one file   peak
+  k2-fsa/icefall          7.17 s    2.92 s  0.41x     157 ms 0.02x    1.60x     50 MB    all targets met
+  pytorch-image-models    0.95 s    0.40 s  0.42x      63 ms 0.07x    1.73x     37 MB    all targets met
+  speechbrain             1.17 s    0.63 s  0.53x      97 ms 0.08x    1.69x     31 MB    cold missed
+  pytorch-lightning       0.89 s    0.64 s  0.72x      77 ms 0.09x    1.71x     30 MB    cold missed
+  (cold runs: icefall 2.85, 2.92, 2.93 s; timm 0.40, 0.41, 0.40; speechbrain 0.62, 0.63, 0.63; lightning
+  0.64, 0.64, 0.64. `python -c pass` 41-49 ms.)
+
 Single file, in process (`python benchmarks/server_latency.py --changes 20`, the 2,093-line script): analyse()
 76 ms median, 72.5 ms CPU (was 141 ms CPU; ast.parse of the same text 47 ms); server change -> diagnostics 82 ms.
 
