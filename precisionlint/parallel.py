@@ -6,12 +6,15 @@ pickling), and collects the files that need parsing. Once those add up to enough
 (MIN_FILES_FOR_POOL files and MIN_BYTES_FOR_POOL bytes), the pool starts and is fed chunks of about CHUNK_BYTES
 while the reading goes on; below that (a pre-commit run on a few changed files), everything is checked here.
 
-The pool forks (where the platform can), after the parsers and rules the files need are imported and warmed up
-here, so the workers start with everything loaded and the options need no pickling. Workers receive the bytes this
-process read, so that every file is read once and a result is always that of the content whose hash names it
-(in the cache, and for the other paths that hold the same content). Workers ignore SIGINT: an interrupted run stops in
-this process, and the workers finish their current chunk and exit quietly. If a worker dies, the files it had
-not finished are checked here instead.
+The pool forks (where the platform can) as soon as there is enough work, so the options need no pickling. The
+workers import the parsers and rules they need themselves, at the same time, rather than this process importing and
+exercising them all before the first fork: that warm-up ran with no worker started (76 ms of a 0.68 s check of
+pytorch-lightning), and dropping it made the cold runs of pytorch-lightning, speechbrain and pytorch-image-models
+8-9% faster in wall time at the same CPU, and icefall's no slower (benchmarks/run.py's docstring). Workers receive
+the bytes this process read, so that every file is read once and a result is always that of the content whose hash
+names it (in the cache, and for the other paths that hold the same content). Workers ignore SIGINT: an interrupted
+run stops in this process, and the workers finish their current chunk and exit quietly. If a worker dies, the files
+it had not finished are checked here instead.
 """
 
 from __future__ import annotations
@@ -200,7 +203,7 @@ def check_all(
                     if fork_context is None:
                         poolable = False
                     else:
-                        pool = _Pool(sources, options, jobs, fork_context, pending)
+                        pool = _Pool(sources, options, jobs, fork_context)
                 if pool is not None and pending_bytes >= CHUNK_BYTES:
                     for chunk in _split(pending, CHUNK_BYTES):
                         pool.submit(chunk, data_of)
@@ -257,25 +260,6 @@ def _check_one(source: SourceFile, options: EngineOptions, data: bytes | None = 
     return result
 
 
-def _warm_up(sources: Sequence[SourceFile], pending: list[tuple[int, int]], options: EngineOptions) -> None:
-    """Import and exercise, once here, what the workers will need (parsers, rules, script model), so that each
-    forked worker starts with it loaded instead of importing it again."""
-    from precisionlint.engine import EngineOptions as Options
-    from precisionlint.engine import check_bytes
-
-    samples = {
-        "toml": b'[trainer]\nprecision = "bf16-mixed"\n',
-        "yaml": b"trainer:\n  precision: bf16-mixed\n",
-        "json": b'{"bf16": {"enabled": true}}\n',
-        "python": b"import torch\nwith torch.autocast('cuda', dtype=torch.bfloat16):\n    y = model(x).half()\n",
-    }
-    quiet = Options(rules=options.rules, gpus=options.gpus, limits=options.limits, prefilter=False)
-    for fmt in sorted({sources[index].format for index, _ in pending}):
-        sample = samples.get(fmt)
-        if sample is not None:
-            check_bytes(f"warm-up.{fmt}", sample, fmt, quiet)  # type: ignore[arg-type]
-
-
 def _init_worker() -> None:
     from precisionlint.interrupts import die_with_parent
 
@@ -292,16 +276,12 @@ def _work(chunk: list[tuple[int, SourceFile, bytes | None]]) -> list[tuple[int, 
 class _Pool:
     """A fork pool fed with chunks of files as the parent finds them."""
 
-    def __init__(
-        self, sources: Sequence[SourceFile], options: EngineOptions, jobs: int, context: Any,
-        first: list[tuple[int, int]],
-    ) -> None:
+    def __init__(self, sources: Sequence[SourceFile], options: EngineOptions, jobs: int, context: Any) -> None:
         global _WORKER_OPTIONS
         from concurrent.futures import ProcessPoolExecutor
 
         self.sources = sources
         self.options = options
-        _warm_up(sources, first, options)
         _WORKER_OPTIONS = options  # inherited by the workers, which fork at the first submit
         from precisionlint.interrupts import before_fork, track
 
