@@ -160,6 +160,11 @@ The end of that round, on a quiet machine (no other work; load average 0.8 at th
   pytorch-lightning       0.89 s    0.64 s  0.72x      77 ms 0.09x    1.71x     30 MB    cold missed
   (cold runs: icefall 2.85, 2.92, 2.93 s; timm 0.40, 0.41, 0.40; speechbrain 0.62, 0.63, 0.63; lightning
   0.64, 0.64, 0.64. `python -c pass` 41-49 ms.)
+  Then the fork pool without the parent's warm-up (the parent had imported and exercised every parser and rule,
+  76 ms of a lightning run, before the first fork, while no worker ran): `/usr/bin/time precisionlint check
+  --no-cache .`, 3 runs each, after -> before: pytorch-lightning 0.61-0.63 -> 0.68 s, speechbrain 0.61-0.67 ->
+  0.66-0.67 s, pytorch-image-models 0.43-0.44 -> 0.47-0.48 s, icefall 2.67-2.76 -> 2.73-2.76 s, the same CPU and
+  the same JSON. This benchmark then: speechbrain 0.52x (614 ms vs 1.18 s), pytorch-lightning 0.70x (618 ms).
 
 Single file, in process (`python benchmarks/server_latency.py --changes 20`, the 2,093-line script): analyse()
 76 ms median, 72.5 ms CPU (was 141 ms CPU; ast.parse of the same text 47 ms); server change -> diagnostics 82 ms.
