@@ -113,7 +113,7 @@ class Directory:
                 readers.read_setup_py(text, pins)
             elif name == "setup.cfg":
                 readers.read_setup_cfg(text, pins)
-            elif name in readers.dockerfiles((name,)):
+            elif readers.is_dockerfile(name):
                 readers.read_dockerfile(text, pins, name)
             else:
                 readers.read_environment_yml(text, pins, name)

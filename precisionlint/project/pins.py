@@ -279,15 +279,16 @@ def requirement_files(names: Iterable[str]) -> list[str]:
     return sorted(n for n in names if n.lower().startswith("requirements") and n.lower().endswith((".txt", ".in")))
 
 
+def is_dockerfile(name: str) -> bool:
+    """Dockerfile, Dockerfile.gpu, train.Dockerfile, Containerfile ..."""
+    lower = name.lower()
+    return lower in ("dockerfile", "containerfile") or lower.startswith(("dockerfile.", "containerfile.")) \
+        or lower.endswith(".dockerfile")
+
+
 def dockerfiles(names: Iterable[str]) -> list[str]:
-    """Dockerfile, Dockerfile.gpu, train.Dockerfile, Containerfile ... in a directory listing."""
-    found = []
-    for name in names:
-        lower = name.lower()
-        if lower in ("dockerfile", "containerfile") or lower.startswith(("dockerfile.", "containerfile.")) \
-                or lower.endswith(".dockerfile"):
-            found.append(name)
-    return sorted(found)
+    """The Dockerfiles of a directory listing."""
+    return sorted(name for name in names if is_dockerfile(name))
 
 
 # `pip install` options that take a value (the value is not a requirement).
