@@ -29,6 +29,10 @@ DEFAULT_EXCLUDES = (
     ".git", ".hg", ".svn", ".venv", "venv", ".env", "env", "node_modules", "__pycache__", ".mypy_cache",
     ".ruff_cache", ".pytest_cache", ".tox", ".nox", "build", "dist", "site-packages", ".eggs", "*.egg-info",
     ".ipynb_checkpoints", "wandb", "mlruns", "lightning_logs", ".precisionlint_cache",
+    # A folder named `{{cookiecutter.name}}` (or copier's `{{ name }}`) is a project template: its files are
+    # Jinja text that becomes Python or YAML only once rendered, and reading them as they are finds syntax errors
+    # the project does not have.
+    "*{{*}}*",
 )
 
 
@@ -177,6 +181,12 @@ def _default_excluded(name: str) -> bool:
     return cached
 
 
+def _templated(name: str) -> bool:
+    """A file or folder name with a Jinja placeholder (`{{cookiecutter.name}}`): part of a project template."""
+    opening = name.find("{{")
+    return opening != -1 and name.find("}}", opening + 2) != -1
+
+
 def _printable(text: str) -> str:
     """A path as it can be printed: names that are not valid UTF-8 arrive with surrogate escapes, which no
     renderer can encode; they are shown with U+FFFD instead (the file is still read by its real name)."""
@@ -251,6 +261,8 @@ def discover(
                 if fmt is None:
                     continue
                 slash = name.rfind("/")
+                if "{{" in name and _templated(name[slash + 1:]):
+                    continue  # `run_{{cookiecutter.task}}.py`: a template's file (see DEFAULT_EXCLUDES)
                 if listed is not None and slash != -1:
                     folder = name[:slash]
                     hidden = excluded_dirs.get(folder)

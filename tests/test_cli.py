@@ -166,6 +166,26 @@ def test_default_excludes_when_walking(project: Path) -> None:
     assert run(["check", "."], project).returncode == 0
 
 
+@pytest.mark.parametrize("in_git", [False, True])
+def test_project_templates_are_not_walked(project: Path, in_git: bool) -> None:
+    """A cookiecutter template (transformers' `templates/`, copied into many repositories) holds Jinja text in
+    `.py` files under `{{cookiecutter.name}}` folders and names; read as Python it is a syntax error the project
+    does not have. Named on the command line, such a file is still checked."""
+    if in_git:
+        subprocess.run(["git", "init", "-q", str(project)], check=True)
+    (project / "configs" / "mixed.toml").unlink()
+    template = project / "templates" / "{{cookiecutter.directory_name}}"
+    template.mkdir(parents=True)
+    body = "from transformers import (\n    {{cookiecutter.model_class}},\n)\n# fp16 autocast\n"
+    (template / "run.py").write_text(body)
+    (project / "templates" / "run_{{cookiecutter.example_shortcut}}.py").write_text(body)
+    (project / "templates" / "mixed_{{ name }}.toml").write_text(MIXED_TF32)
+    result = run(["check", "--no-cache", "."], project)
+    assert result.returncode == 0, result.stdout + result.stderr
+    named = run(["check", "--no-cache", "templates/run_{{cookiecutter.example_shortcut}}.py"], project)
+    assert named.returncode == 1 and "PL001" in named.stdout
+
+
 def test_rule_and_rules_commands() -> None:
     runner = CliRunner()
     result = runner.invoke(main, ["rule", "PL104"])

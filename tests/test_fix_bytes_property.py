@@ -40,7 +40,7 @@ TEMPLATES = {
     "json": (["{{", "{pad}\"seed_everything\": 1,", "{pad}\"note\": \"{note}\",",
               "{pad}\"trainer\": {{\"max_epochs\": 3, \"precision\": 16}}", "}}"], '"precision": "16-mixed"'),
     "python": (["import torch", "# {note}", "def step(model, x):", "{pad}with torch.cuda.amp.autocast():",
-                "{pad}{pad}return model(x)"], 'torch.amp.autocast("cuda")'),
+                "{pad}{pad}return model(x)"], 'torch.amp.autocast("cuda", dtype=torch.float16)'),
 }
 # Which dressings each format's own grammar accepts.
 LINE_ENDINGS = {"toml": ["\n", "\r\n"], "yaml": ["\n", "\r\n", "\r"], "json": ["\n", "\r\n", "\r"],

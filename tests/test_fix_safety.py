@@ -136,7 +136,7 @@ def test_fixing_1500_calls_in_one_script_is_linear(tmp_path: Path) -> None:
     done = run("--fix", "--unsafe-fixes", "--select", "deprecated-amp-api", "train.py", cwd=tmp_path)
     assert done.returncode == 0, done.stdout[-500:] + done.stderr
     assert "Fixed 1500 findings" in done.stdout
-    assert script.read_text().count('torch.amp.autocast("cuda")') == 1500
+    assert script.read_text().count('torch.amp.autocast("cuda", dtype=torch.float16)') == 1500
 
 
 def test_fixing_runs_under_the_files_cpu_time_limit(tmp_path: Path) -> None:
@@ -232,7 +232,7 @@ def test_a_latin1_coding_declaration_is_honoured_by_check_and_fix(tmp_path: Path
     assert "PL001" not in checked.stdout and "PL207" in checked.stdout
     run("--fix", "--unsafe-fixes", "--select", "deprecated-amp-api", "train.py", cwd=tmp_path)
     assert script.read_bytes() == (b"# -*- coding: latin-1 -*-\nimport torch\n# caf\xe9\n"
-                                   b'with torch.amp.autocast("cuda"):\n    y = 1\n')
+                                   b'with torch.amp.autocast("cuda", dtype=torch.float16):\n    y = 1\n')
 
 
 @pytest.mark.parametrize(

@@ -287,3 +287,76 @@ def test_pip_installs_in_a_dockerfile_are_pins(tmp_path: Path) -> None:
     assert project.version("torch") is None and project.version("accelerate") is None
     result = _check(tmp_path, "--select", "legacy-precision-value", "--output-format", "json", "training")
     assert json.loads(result.stdout) == []  # 16 is the spelling of the pinned Lightning 1.8
+
+
+# A helper that opens the legacy CPU autocast (whose dtype defaults to bfloat16) inside a caller's float16 region.
+NESTED = '''import torch
+
+
+def inner(x):
+    with torch.cpu.amp.autocast():
+        return (x @ x).dtype
+
+
+def run():
+    with torch.autocast("cpu", dtype=torch.float16):
+        return inner(torch.ones(2, 2))
+'''
+
+
+def _run_module(text: str) -> object:
+    import warnings
+
+    namespace: dict[str, object] = {}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", FutureWarning)  # the deprecated spelling warns on this torch
+        exec(compile(text, "train.py", "exec"), namespace)  # noqa: S102 - our own fixture, never a user's script
+        return namespace["run"]()  # type: ignore[operator]
+
+
+def test_deprecated_autocast_fix_keeps_the_legacy_default_dtype(tmp_path: Path) -> None:
+    """`torch.amp.autocast("cpu")` takes the autocast dtype current when it is built (float16 inside the caller's
+    region), where `torch.cpu.amp.autocast()` always meant bfloat16: the safe rewrite writes the old default out,
+    and the fixed program computes in the same dtype as before (real torch on the CPU)."""
+    torch = pytest.importorskip("torch")
+    _write(tmp_path, {"pyproject.toml": '[project]\nname = "x"\n', "requirements.txt": "torch>=2.4\n",
+                      "train.py": NESTED})
+    [finding] = json.loads(_check(tmp_path, "--select", "deprecated-amp-api", "--output-format", "json",
+                                  "train.py").stdout)
+    assert finding["fix"]["applicability"] == "safe"
+    _check(tmp_path, "--select", "deprecated-amp-api", "--fix", "train.py")
+    fixed = (tmp_path / "train.py").read_text()
+    assert 'torch.amp.autocast("cpu", dtype=torch.bfloat16)' in fixed
+    assert _run_module(NESTED) == _run_module(fixed) == torch.bfloat16
+    # without the dtype written out, the rewrite would have changed the dtype that runs
+    assert _run_module(NESTED.replace("torch.cpu.amp.autocast()", 'torch.amp.autocast("cpu")')) == torch.float16
+
+
+def test_deprecated_autocast_with_unpacked_arguments_is_an_unsafe_fix(tmp_path: Path) -> None:
+    """`torch.cuda.amp.autocast(**kwargs)`: whether kwargs names a dtype is not known, so the rewrite may change
+    it (and a dtype written out could clash with one in kwargs): unsafe, whatever torch the project declares."""
+    source = "import torch\n\n\ndef step(kwargs):\n    with torch.cuda.amp.autocast(**kwargs):\n        pass\n"
+    _write(tmp_path, {"pyproject.toml": '[project]\nname = "x"\n', "requirements.txt": "torch>=2.5\n",
+                      "train.py": source})
+    [finding] = json.loads(_check(tmp_path, "--select", "deprecated-amp-api", "--output-format", "json",
+                                  "train.py").stdout)
+    assert finding["fix"]["applicability"] == "unsafe"
+    assert "current autocast dtype" in finding["fix"]["description"]
+    _check(tmp_path, "--select", "deprecated-amp-api", "--fix", "train.py")
+    assert (tmp_path / "train.py").read_text() == source
+
+
+@pytest.mark.parametrize(
+    "pins,severity",
+    [("torch==2.1.2\n", "info"), ("torch>=2.1,<2.3\n", "info"), ("torch>=2.1,<=2.4\n", "warning"),
+     ("torch>=1.13\n", "warning"), ("numpy\n", "warning")],
+)
+def test_deprecated_amp_api_is_a_note_where_no_declared_torch_warns(tmp_path: Path, pins: str,
+                                                                     severity: str) -> None:
+    """torch warns about these spellings from 2.4; a project pinned below that runs correct code without the
+    warning (LLaVA-NeXT pins torch==2.1.2, OpenNMT-py torch>=2.1,<2.3): the finding is kept as information."""
+    _write(tmp_path, {"pyproject.toml": '[project]\nname = "x"\n', "requirements.txt": pins, "train.py": DEPRECATED})
+    [finding] = json.loads(_check(tmp_path, "--select", "deprecated-amp-api", "--output-format", "json",
+                                  "train.py").stdout)
+    assert finding["severity"] == severity
+    assert ("does not warn yet" in finding["message"]) == (severity == "info")

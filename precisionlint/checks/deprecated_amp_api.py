@@ -9,7 +9,9 @@ fallbacks and are not reported.
 ## Why is this bad?
 Since PyTorch 2.4 each of these emits a `FutureWarning` ("`torch.cuda.amp.autocast(args...)` is deprecated.
 Please use `torch.amp.autocast('cuda', args...)` instead.") on every call, and deprecated APIs are removed in
-later releases. The `torch.amp` spellings take the device as an argument and behave the same.
+later releases. The `torch.amp` spellings take the device as an argument. Where every torch version the
+project declares is older than 2.4 (`torch==2.1.2`), nothing warns yet and the finding is information for the
+upgrade, not a warning.
 
 ## Example
 ```python
@@ -39,8 +41,13 @@ the fix is unsafe and its description names the torch version it needs.
 The fix rewrites the module path (`torch.cuda.amp` -> `torch.amp`, keeping the root alias such as `th`
 and every `as` alias), adds `"cuda"` (or `"cpu"`) as the first argument of each call, names the positional
 arguments of the old autocast (`autocast(True)` -> `autocast("cuda", enabled=True)`, since the new signature
-puts `dtype` second) and adds `device_type="cuda"` to `custom_fwd`/`custom_bwd`. When some use cannot be
-rewritten exactly (the name passed around uncalled, `*args`), no fix is offered for that import or use.
+puts `dtype` second) and adds `device_type="cuda"` to `custom_fwd`/`custom_bwd`. An autocast written without
+a dtype gets the old default written out (`dtype=torch.float16` for CUDA, `dtype=torch.bfloat16` for the CPU):
+`torch.amp.autocast(device)` without a dtype takes the autocast dtype current when it is built, so inside a
+caller's bfloat16 region `torch.amp.autocast("cuda")` is bfloat16 where `torch.cuda.amp.autocast()` was
+float16. An autocast called with `**kwargs` and no dtype gets an unsafe fix (the unpacked arguments may or may
+not name one). When some use cannot be rewritten exactly (the name passed around uncalled, `*args`, no name
+bound to torch for the dtype), no fix is offered for that import or use.
 
 ## References
 - https://pytorch.org/docs/stable/amp.html
@@ -50,9 +57,13 @@ rewritten exactly (the name passed around uncalled, `*args`), no fix is offered 
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 from precisionlint.checks import CheckContext
-from precisionlint.model import Edit, Finding, Fix, Severity, Span
+from precisionlint.model import Finding, Fix, Severity, Span
+
+if TYPE_CHECKING:
+    from precisionlint.script.fixes import AmpEdits
 
 CODE = "PL207"
 NAME = "deprecated-amp-api"
@@ -66,24 +77,32 @@ FIXABLE = True
 # The torch release from which each replacement is known to exist: torch.amp.GradScaler appeared in 2.3 and
 # torch.amp.custom_fwd/custom_bwd (with device_type) in 2.4; for torch.amp.autocast 2.0 is the floor we vouch for.
 _NEEDS = {"scaler": (2, 3), "custom_fwd": (2, 4), "custom_bwd": (2, 4), "autocast": (2, 0)}
+# The release whose calls of these spellings emit the FutureWarning.
+_WARNS_FROM = (2, 4)
 
 
-def _fix(ctx: CheckContext, description: str, needed: tuple[int, int], edits: list[Edit]) -> Fix:
-    """Safe only where the project's declared torch floor has the replacement; otherwise (older, or no torch
-    declared) the rewrite could break an install that still runs an older torch."""
+def _fix(ctx: CheckContext, description: str, needed: tuple[int, int], amp: AmpEdits) -> Fix:
+    """Safe only where the project's declared torch floor has the replacement and the rewrite is exact;
+    otherwise (older, or no torch declared, or arguments that may differ) the fix is unsafe and says why."""
     from precisionlint.checks._pins import floor_has
 
     has, note = floor_has(ctx, "torch", needed)
-    if has:
-        return Fix(description, "safe", tuple(edits))
-    return Fix(f"{description} ({note})", "unsafe", tuple(edits))
+    notes = [n for n in (note if not has else "", amp.inexact) if n]
+    if not notes:
+        return Fix(description, "safe", tuple(amp.edits))
+    return Fix(f"{description} ({'; '.join(notes)})", "unsafe", tuple(amp.edits))
 
 
 def check(ctx: CheckContext) -> Iterator[Finding]:
     from precisionlint.script.fixes import deprecated_import_fix, deprecated_use_fix, parses_after
 
     model = ctx.script
-    found: list[tuple[Span, str, str, tuple[int, int], list[Edit] | None]] = []
+    # Where every torch the project allows is older than 2.4, nothing warns yet: the finding is a note for the
+    # upgrade, not a warning about the program as it runs.
+    torch = ctx.project.version("torch")
+    quiet = torch is not None and torch.all_below(_WARNS_FROM)
+    when = f"; the declared torch{torch.describe()} does not warn yet" if quiet and torch is not None else ""
+    found: list[tuple[Span, str, str, tuple[int, int], AmpEdits | None]] = []
     for record in model.deprecated_imports:
         old = [(alias.name, d) for alias, d in record.names if d is not None]
         listed = ", ".join(f"`{record.module}.{name}`" for name, _ in old)
@@ -92,7 +111,7 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
         found.append(
             (
                 record.span,
-                f"{listed} {verb} on every call since PyTorch 2.4 (FutureWarning); use {advice}",
+                f"{listed} {verb} on every call since PyTorch 2.4 (FutureWarning){when}; use {advice}",
                 "Import from `torch.amp` and pass the device",
                 max(_NEEDS[d.kind] for _, d in old),
                 deprecated_import_fix(model, record),
@@ -103,7 +122,7 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
         found.append(
             (
                 use.span,
-                f"`{use.qualname}` is deprecated and warns on every call since PyTorch 2.4 (FutureWarning); "
+                f"`{use.qualname}` is deprecated and warns on every call since PyTorch 2.4 (FutureWarning){when}; "
                 f"use {advice}",
                 f"Use `{advice}`",
                 _NEEDS[use.deprecated.kind],
@@ -112,10 +131,10 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
         )
     # Every fix must leave a file that parses. The edits of different findings touch different statements, so
     # when all of them together parse, each one alone does too: one parse for the file, not one per finding.
-    every = [edit for *_, edits in found if edits for edit in edits]
+    every = [edit for *_, amp in found if amp for edit in amp.edits]
     together = bool(every) and parses_after(model, every)
-    for span, message, description, needed, edits in found:
+    for span, message, description, needed, amp in found:
         fix = None
-        if edits and (together or parses_after(model, edits)):
-            fix = _fix(ctx, description, needed, edits)
-        yield ctx.report(span, message, fix=fix)
+        if amp and amp.edits and (together or parses_after(model, amp.edits)):
+            fix = _fix(ctx, description, needed, amp)
+        yield ctx.report(span, message, fix=fix, severity=Severity.INFO if quiet else None)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ast
 import re
+from dataclasses import dataclass
 
 from precisionlint.model import Edit
 from precisionlint.script.model import DeprecatedImport, DeprecatedUse, ScriptModel
@@ -55,13 +56,33 @@ def add_keyword(positions: Positions, call: ast.Call, keyword: str) -> Edit | No
     return insert_first_argument(positions, call, keyword)
 
 
-def deprecated_call_edits(positions: Positions, call: ast.Call, deprecated: Deprecated) -> list[Edit] | None:
-    """Arguments for the torch.amp twin of a deprecated call (the callee itself is edited elsewhere)."""
+# What the deprecated autocast spellings default `dtype` to. torch.amp.autocast(device) instead takes the autocast
+# dtype current when it is built (`torch.get_autocast_dtype(device)`): inside an outer bfloat16 region, or after
+# `torch.set_autocast_dtype`, `torch.amp.autocast("cuda")` is bfloat16 where `torch.cuda.amp.autocast()` was
+# float16. The rewrite writes the old default out so that it cannot change which dtype runs.
+_LEGACY_AUTOCAST_DTYPE = {"cuda": "float16", "cpu": "bfloat16"}
+
+
+@dataclass(frozen=True)
+class AmpEdits:
+    """The edits that move one deprecated spelling to torch.amp; `inexact` says why they may not behave the same
+    (then the fix is offered as unsafe), empty when they cannot change behaviour."""
+
+    edits: list[Edit]
+    inexact: str = ""
+
+
+def deprecated_call_edits(
+    positions: Positions, call: ast.Call, deprecated: Deprecated, torch: str | None
+) -> AmpEdits | None:
+    """Arguments for the torch.amp twin of a deprecated call (the callee itself is edited elsewhere). `torch` is
+    the name bound to the torch package, needed to write an autocast's default dtype out (None: no fix)."""
     device = f'"{deprecated.device}"'
     if deprecated.kind in ("custom_fwd", "custom_bwd"):
         edit = add_keyword(positions, call, f"device_type={device}")
-        return [edit] if edit is not None else None
+        return AmpEdits([edit]) if edit is not None else None
     edits: list[Edit] = []
+    inexact = ""
     if deprecated.kind == "autocast":
         # torch.cuda.amp.autocast(enabled, dtype, cache_enabled): name them, since device_type comes first now
         for index, argument in enumerate(call.args):
@@ -69,6 +90,26 @@ def deprecated_call_edits(positions: Positions, call: ast.Call, deprecated: Depr
                 return None
             start = positions.start(argument)
             edits.append(Edit(start, start, f"{_LEGACY_AUTOCAST_POSITIONAL[index]}="))
+        has_dtype = len(call.args) >= 2 or any(k.arg == "dtype" for k in call.keywords)
+        if not has_dtype:
+            if any(k.arg is None for k in call.keywords):
+                # `autocast(**kwargs)`: a dtype in kwargs would clash with one written out, and without one the
+                # new spelling takes the current autocast dtype
+                inexact = (f"unless the unpacked arguments name a dtype, torch.amp.autocast takes the current "
+                           f"autocast dtype where this call defaulted to {_LEGACY_AUTOCAST_DTYPE[deprecated.device]}")
+            else:
+                if torch is None:
+                    return None
+                written = f"dtype={torch}.{_LEGACY_AUTOCAST_DTYPE[deprecated.device]}"
+                arguments = _arguments(call)
+                if arguments:
+                    end = positions.end(arguments[-1])
+                    edits.append(Edit(end, end, f", {written}"))
+                else:
+                    paren = open_paren(positions.text, positions.end(call.func))
+                    if paren is None:
+                        return None
+                    return AmpEdits([Edit(paren + 1, paren + 1, f"{device}, {written}")])
     elif any(isinstance(a, ast.Starred) for a in call.args):
         return None  # GradScaler(*args): device would shift them; positions unknown
     first = insert_first_argument(positions, call, device)
@@ -76,21 +117,27 @@ def deprecated_call_edits(positions: Positions, call: ast.Call, deprecated: Depr
         return None
     if edits and edits[0].start == first.start:
         # one insertion at the first argument: `("cuda", enabled=` rather than two edits at one offset
-        return [Edit(first.start, first.end, first.replacement + edits[0].replacement), *edits[1:]]
-    return [first, *edits]
+        return AmpEdits([Edit(first.start, first.end, first.replacement + edits[0].replacement), *edits[1:]], inexact)
+    return AmpEdits([first, *edits], inexact)
 
 
 def _use_edits(
-    positions: Positions, deprecated: Deprecated, call: ast.Call | None, bare_decorator: bool, callee: ast.expr
-) -> list[Edit] | None:
+    positions: Positions,
+    deprecated: Deprecated,
+    call: ast.Call | None,
+    bare_decorator: bool,
+    callee: ast.expr,
+    torch: str | None,
+) -> AmpEdits | None:
     """Edits a use needs beyond renaming its callee: arguments, or parentheses for a bare decorator."""
     if call is not None and call.func is callee:
-        return deprecated_call_edits(positions, call, deprecated)
+        return deprecated_call_edits(positions, call, deprecated, torch)
     if bare_decorator and deprecated.kind in ("custom_fwd", "custom_bwd"):
         end = positions.end(callee)
-        return [Edit(end, end, f'(device_type="{deprecated.device}")')]
+        return AmpEdits([Edit(end, end, f'(device_type="{deprecated.device}")')])
     if deprecated.kind == "scaler":
-        return []  # `isinstance(x, GradScaler)`: the torch.amp class is the base class, nothing else to change
+        # `isinstance(x, GradScaler)`: the torch.amp class is the base class, nothing else to change
+        return AmpEdits([])
     return None  # `ctx = torch.cuda.amp.autocast`: the call, wherever it is, would need the device too
 
 
@@ -102,28 +149,30 @@ def torch_name(model: ScriptModel) -> str | None:
     return None
 
 
-def deprecated_use_fix(model: ScriptModel, use: DeprecatedUse) -> list[Edit] | None:
+def deprecated_use_fix(model: ScriptModel, use: DeprecatedUse) -> AmpEdits | None:
     positions = model.positions
     base = use.node.value
     written = dotted(base)
     if written is None or positions.segment(base) != written:
         return None  # a comment or line break inside the chain: leave it to the author
     match = re.fullmatch(r"(\w+)\.(?:cuda|cpu)\.amp", written)
+    root: str | None
     if match is not None:
-        new_base = f"{match.group(1)}.amp"
+        root = match.group(1)  # `th.cuda.amp.autocast()`: `th` names torch here
+        new_base = f"{root}.amp"
     else:
         # `from torch.cuda import amp; amp.autocast()`: spell it through the torch package instead
         root = torch_name(model)
         if root is None or model.resolver.qualname(base, use.scope or model.table.module) not in DEPRECATED_MODULES:
             return None
         new_base = f"{root}.amp"
-    rest = _use_edits(positions, use.deprecated, use.call, use.bare_decorator, use.node)
+    rest = _use_edits(positions, use.deprecated, use.call, use.bare_decorator, use.node, root)
     if rest is None:
         return None
-    return [Edit(positions.start(base), positions.end(base), new_base), *rest]
+    return AmpEdits([Edit(positions.start(base), positions.end(base), new_base), *rest.edits], rest.inexact)
 
 
-def deprecated_import_fix(model: ScriptModel, record: DeprecatedImport) -> list[Edit] | None:
+def deprecated_import_fix(model: ScriptModel, record: DeprecatedImport) -> AmpEdits | None:
     """`from torch.cuda.amp import autocast as ac, GradScaler` -> `from torch.amp import ...` plus the device
     argument at every call of the imported names (aliases keep working: only the module and arguments change)."""
     if record.module not in DEPRECATED_MODULES:
@@ -137,14 +186,18 @@ def deprecated_import_fix(model: ScriptModel, record: DeprecatedImport) -> list[
     if match is None:
         return None
     edits = [Edit(start + match.start(1), start + match.end(1), "torch.amp")]
+    inexact: list[str] = []
+    torch = torch_name(model)
     for alias, deprecated in record.names:
         assert deprecated is not None
         for use in record.uses.get(alias.asname or alias.name, []):
-            extra = _use_edits(positions, deprecated, use.call, use.bare_decorator, use.node)
+            extra = _use_edits(positions, deprecated, use.call, use.bare_decorator, use.node, torch)
             if extra is None:
                 return None
-            edits += extra
-    return edits
+            edits += extra.edits
+            if extra.inexact:
+                inexact.append(extra.inexact)
+    return AmpEdits(edits, inexact[0] if inexact else "")
 
 
 def newline(text: str) -> str:
