@@ -19,8 +19,9 @@ import re
 import shutil
 import subprocess
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
+
+from precisionlint.records import FrozenRecord
 
 if TYPE_CHECKING:
     from precisionlint.probe import DeviceInfo
@@ -28,8 +29,11 @@ if TYPE_CHECKING:
 FORMATS = ("fp32", "tf32", "fp16", "bf16", "fp8")
 
 
-@dataclass(frozen=True)
-class Gpu:
+# Plain classes rather than dataclasses: a `check` with target GPUs imports this table, and importing dataclasses
+# costs it several milliseconds (precisionlint/records.py has the numbers).
+
+
+class Gpu(FrozenRecord):
     """One accelerator model.
 
     compute_capability  NVIDIA (major, minor); None for AMD, whose ISA is `gfx_arch` instead.
@@ -39,18 +43,46 @@ class Gpu:
     source              where the figures come from (datasheet or whitepaper URL).
     """
 
-    name: str
-    vendor: str
-    architecture: str
-    compute_capability: tuple[int, int] | None
-    bf16: bool
-    tf32: bool
-    fp8: bool
-    peak_tflops: dict[str, float] = field(default_factory=dict, hash=False, compare=False)
-    source: str = ""
-    gfx_arch: str | None = None
-    memory_gb: float | None = None
-    in_table: bool = True
+    __slots__ = ("name", "vendor", "architecture", "compute_capability", "bf16", "tf32", "fp8", "peak_tflops",
+                 "source", "gfx_arch", "memory_gb", "in_table")
+    _fields = __slots__
+
+    def __init__(
+        self,
+        name: str,
+        vendor: str,
+        architecture: str,
+        compute_capability: tuple[int, int] | None,
+        bf16: bool,
+        tf32: bool,
+        fp8: bool,
+        peak_tflops: dict[str, float] | None = None,
+        source: str = "",
+        gfx_arch: str | None = None,
+        memory_gb: float | None = None,
+        in_table: bool = True,
+    ) -> None:
+        self.name = name
+        self.vendor = vendor
+        self.architecture = architecture
+        self.compute_capability = compute_capability
+        self.bf16 = bf16
+        self.tf32 = tf32
+        self.fp8 = fp8
+        self.peak_tflops: dict[str, float] = {} if peak_tflops is None else peak_tflops
+        self.source = source
+        self.gfx_arch = gfx_arch
+        self.memory_gb = memory_gb
+        self.in_table = in_table
+
+    def _values(self) -> tuple[Any, ...]:
+        # Equality and hash leave the peak figures out (a dict; two entries of one card are the same card).
+        return (self.name, self.vendor, self.architecture, self.compute_capability, self.bf16, self.tf32, self.fp8,
+                self.source, self.gfx_arch, self.memory_gb, self.in_table)
+
+    def replace(self, **changes: Any) -> Gpu:
+        """A copy with some fields changed (dataclasses.replace)."""
+        return Gpu(**{**{name: getattr(self, name) for name in self._fields}, **changes})
 
     @property
     def cc_text(self) -> str:
@@ -395,8 +427,7 @@ def custom_gpu(name: str, spec: dict) -> Gpu:
     cc = _parse_cc(str(cc_text)) if cc_text is not None else None
     gfx = spec.get("gfx-arch")
     base = gpu_from_capability(name, cc, gfx, spec.get("memory-gb"))
-    return replace(
-        base,
+    return base.replace(
         bf16=spec.get("bf16", base.bf16),
         tf32=spec.get("tf32", base.tf32),
         fp8=spec.get("fp8", base.fp8),
@@ -505,7 +536,7 @@ def device_from_description(desc: DeviceInfo) -> Gpu:
     found = find_gpu(desc.name)
     cc = desc.compute_capability
     if found is not None and (found.compute_capability is None or cc is None or found.compute_capability == cc):
-        return replace(found, memory_gb=round(desc.memory_bytes / 2**30, 1)) if desc.memory_bytes else found
+        return found.replace(memory_gb=round(desc.memory_bytes / 2**30, 1)) if desc.memory_bytes else found
     memory = round(desc.memory_bytes / 2**30, 1) if desc.memory_bytes else None
     return gpu_from_capability(desc.name, cc, desc.gcn_arch, memory)
 
@@ -591,15 +622,18 @@ MAMF_SOURCE = ("https://github.com/stas00/ml-engineering/blob/master/compute/acc
                "through torch._scaled_mm without fast accumulation")
 
 
-@dataclass(frozen=True)
-class Achievable:
+class Achievable(FrozenRecord):
     """A published maximum achievable matmul throughput ("MAMF") of one card and format."""
 
-    tflops: float
-    shape: str  # the best shape found, MxNxK
-    torch: str  # the torch build it was measured with
-    source: str = MAMF_SOURCE
-    note: str = ""
+    __slots__ = ("tflops", "shape", "torch", "source", "note")
+    _fields = __slots__
+
+    def __init__(self, tflops: float, shape: str, torch: str, source: str = MAMF_SOURCE, note: str = "") -> None:
+        self.tflops = tflops
+        self.shape = shape  # the best shape found, MxNxK
+        self.torch = torch  # the torch build it was measured with
+        self.source = source
+        self.note = note
 
 
 # Keyed by the table's Gpu.name. Only measured figures: a format nobody published (fp16, tf32, fp8 with fast

@@ -97,6 +97,49 @@ def test_check_never_imports_torch(project: Path) -> None:
         assert not starts(modules, "torch"), args
 
 
+# The console script's own entry point (the fast path that runs without click), as `precisionlint` runs it.
+ENTRY_PROBE = r"""
+import atexit, json, sys
+out = sys.argv[1]
+def dump():
+    with open(out, "w") as handle:
+        json.dump(sorted(sys.modules), handle)
+atexit.register(dump)
+sys.argv = ["precisionlint", *sys.argv[2:]]
+from precisionlint.entry import main
+main()
+"""
+
+NOTEBOOK = json.dumps({
+    "cells": [{"cell_type": "code", "metadata": {}, "execution_count": None, "outputs": [],
+               "source": ["import torch\n", "scaler = torch.cuda.amp.GradScaler()\n"]}],
+    "metadata": {}, "nbformat": 4, "nbformat_minor": 5,
+})
+
+
+@pytest.mark.parametrize("gpus", [(), ("--gpu", "A100")])
+def test_check_imports_no_dataclasses(project: Path, gpus: tuple[str, ...]) -> None:
+    # dataclasses (and the inspect, dis and tokenize it imports) cost every worker of a check several milliseconds:
+    # the records of the script model, the YAML reader, notebooks and the GPU table are plain classes.
+    (project / "train.ipynb").write_text(NOTEBOOK)
+    out = project / "modules.json"
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(project / "decoy"), str(ROOT)])}
+    result = subprocess.run(
+        [sys.executable, "-c", ENTRY_PROBE, str(out), "check", "--no-cache", "--no-progress", *gpus,
+         "train.py", "lightning.yaml", "train.ipynb"],
+        cwd=project, env=env, capture_output=True, text=True, timeout=120,
+    )
+    assert result.returncode == 1, result.stdout + result.stderr  # findings in each file
+    assert "train.py:" in result.stdout and "lightning.yaml:" in result.stdout and "train.ipynb:" in result.stdout
+    modules = set(json.loads(out.read_text()))
+    # The script model, the YAML reader and the notebook reader ran (and with a GPU named, the GPU table) ...
+    assert {"precisionlint.script.model", "precisionlint.sources.yaml_check", "precisionlint.sources.notebook_edits"} \
+        <= modules
+    assert ("precisionlint.hardware" in modules) == bool(gpus)
+    # ... without importing dataclasses or inspect.
+    assert "dataclasses" not in modules and "inspect" not in modules
+
+
 def test_a_file_the_prefilter_rejects_is_never_parsed(project: Path) -> None:
     (project / "data.yaml").write_text("paths:\n  train: /data/train\n")
     modules = modules_after(project, "check", "--no-progress", "data.yaml")

@@ -8,13 +8,13 @@ names the GPUs on which it is wrong, rather than repeating the finding per GPU a
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from precisionlint.checks import CheckContext
 from precisionlint.frameworks import Mode, precision_mode
 from precisionlint.hardware import Gpu
 from precisionlint.model import Setting, Span
+from precisionlint.records import FrozenRecord
 
 if TYPE_CHECKING:
     from precisionlint.script.model import AutocastRegion
@@ -48,13 +48,18 @@ def precision_settings(ctx: CheckContext) -> Iterator[tuple[Setting, Mode]]:
             yield setting, mode
 
 
-@dataclass(frozen=True)
-class AutocastUse:
+class AutocastUse(FrozenRecord):
     """One `torch.autocast` (or `torch.cuda.amp.autocast`) region that runs on a GPU, with its effective dtype."""
 
-    region: AutocastRegion
-    dtype: str  # "fp16" | "bf16" | ...
-    explicit: bool  # the dtype is written in the call (else it is CUDA's default, float16)
+    # A plain class rather than a dataclass: importing dataclasses costs every check run's workers several
+    # milliseconds (precisionlint/records.py has the numbers).
+    __slots__ = ("region", "dtype", "explicit")
+    _fields = __slots__
+
+    def __init__(self, region: AutocastRegion, dtype: str, explicit: bool) -> None:
+        self.region = region
+        self.dtype = dtype  # "fp16" | "bf16" | ...
+        self.explicit = explicit  # the dtype is written in the call (else it is CUDA's default, float16)
 
     @property
     def span(self) -> Span:

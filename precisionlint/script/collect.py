@@ -10,9 +10,9 @@ and classified in `finish()`.
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass, field
 
 from precisionlint.model import Document
+from precisionlint.records import Record
 from precisionlint.script.model import (
     AutocastRegion,
     DeprecatedImport,
@@ -75,39 +75,63 @@ _CALL_ENDS = frozenset(
 _STATEMENTS = frozenset(subclasses_of(ast.stmt))
 
 
-@dataclass(eq=False)
-class _Candidate:
+# Plain classes rather than dataclasses: importing dataclasses costs every check run's workers several milliseconds
+# (precisionlint/records.py has the numbers).
+
+
+class _Candidate(Record):
     """A call whose kind depends on the whole file (`x.step()`, `x.update()`, `x.clip_grad_norm_()`)."""
 
-    method: str
-    node: ast.Call
-    receiver: ast.expr
-    scope: Scope
-    stmt: ast.stmt
-    order: int
-    autocast: RegionUse | None
-    loops: tuple[ast.AST, ...]
+    __slots__ = ("method", "node", "receiver", "scope", "stmt", "order", "autocast", "loops")
+    _fields = __slots__
+
+    def __init__(self, method: str, node: ast.Call, receiver: ast.expr, scope: Scope, stmt: ast.stmt, order: int,
+                 autocast: RegionUse | None, loops: tuple[ast.AST, ...]) -> None:
+        self.method = method
+        self.node = node
+        self.receiver = receiver
+        self.scope = scope
+        self.stmt = stmt
+        self.order = order
+        self.autocast = autocast
+        self.loops = loops
 
 
-@dataclass(eq=False)
-class _ScalerCtor:
-    api: str
-    node: ast.Call
-    scope: Scope
-    enabled: bool | None
-    enabled_expr: ast.expr | None
-    conditional: bool
-    targets: list[tuple[str, str]] = field(default_factory=list)
-    condition: tuple[ast.expr, bool] | None = None  # the test it is built under, and in which arm
+class _ScalerCtor(Record):
+    __slots__ = ("api", "node", "scope", "enabled", "enabled_expr", "conditional", "targets", "condition")
+    _fields = __slots__
+
+    def __init__(
+        self,
+        api: str,
+        node: ast.Call,
+        scope: Scope,
+        enabled: bool | None,
+        enabled_expr: ast.expr | None,
+        conditional: bool,
+        targets: list[tuple[str, str]] | None = None,
+        condition: tuple[ast.expr, bool] | None = None,
+    ) -> None:
+        self.api = api
+        self.node = node
+        self.scope = scope
+        self.enabled = enabled
+        self.enabled_expr = enabled_expr
+        self.conditional = conditional
+        self.targets: list[tuple[str, str]] = [] if targets is None else targets
+        self.condition = condition  # the test it is built under, and in which arm
 
 
-@dataclass(eq=False)
-class _Frame:
+class _Frame(Record):
     """What changes when the walk enters a function body."""
 
-    scope: Scope
-    active: list[RegionUse | None]
-    loops: list[ast.AST]
+    __slots__ = ("scope", "active", "loops")
+    _fields = __slots__
+
+    def __init__(self, scope: Scope, active: list[RegionUse | None], loops: list[ast.AST]) -> None:
+        self.scope = scope
+        self.active = active
+        self.loops = loops
 
 
 class _Collector(FastNodeVisitor):

@@ -21,8 +21,8 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
 
+from precisionlint.records import ValueRecord
 from precisionlint.script.model import Event, RegionUse, ScriptModel
 from precisionlint.script.names import dotted
 from precisionlint.script.scopes import Scope
@@ -34,10 +34,15 @@ _MAX_STATES = 64
 _MAX_LOOP_PASSES = 6
 
 
-@dataclass
-class _Loop:
-    breaks: set[State] = field(default_factory=set)
-    continues: set[State] = field(default_factory=set)
+class _Loop(ValueRecord):
+    # A plain class rather than a dataclass: importing dataclasses costs every check run's workers several
+    # milliseconds (precisionlint/records.py has the numbers).
+    __slots__ = ("breaks", "continues")
+    _fields = __slots__
+
+    def __init__(self, breaks: set[State] | None = None, continues: set[State] | None = None) -> None:
+        self.breaks: set[State] = set() if breaks is None else breaks
+        self.continues: set[State] = set() if continues is None else continues
 
 
 class _Analysis:

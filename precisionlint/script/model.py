@@ -12,10 +12,10 @@ dtype_explicit / enabled / span / dtype_span.
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
 
 from precisionlint.model import Document, Span
+from precisionlint.records import Record
 from precisionlint.script.names import Deprecated
 from precisionlint.script.scopes import Scope
 
@@ -38,19 +38,33 @@ EventKind = Literal[
 ]
 
 
-@dataclass(eq=False)
-class RegionUse:
+# Plain classes rather than dataclasses: importing dataclasses costs every check run's workers several milliseconds
+# (precisionlint/records.py has the numbers). Each __init__ takes the fields in the order the dataclass did.
+
+
+class RegionUse(Record):
     """One place an autocast region is active: a `with` statement's body or a decorated function's body."""
 
-    region: AutocastRegion = field(repr=False)
-    node: ast.With | ast.AsyncWith | ast.FunctionDef | ast.AsyncFunctionDef = field(repr=False)
-    kind: Literal["with", "decorator"]
-    conditional: bool  # the `with` may enter a no-op context instead (nullcontext() on cpu, a flag)
-    scope: Scope = field(repr=False)  # the function whose statements run under it
+    __slots__ = ("region", "node", "kind", "conditional", "scope")
+    _fields = __slots__
+    _repr_fields = ("kind", "conditional")
+
+    def __init__(
+        self,
+        region: AutocastRegion,
+        node: ast.With | ast.AsyncWith | ast.FunctionDef | ast.AsyncFunctionDef,
+        kind: Literal["with", "decorator"],
+        conditional: bool,
+        scope: Scope,
+    ) -> None:
+        self.region = region
+        self.node = node
+        self.kind = kind
+        self.conditional = conditional  # the `with` may enter a no-op context instead (nullcontext() on cpu, a flag)
+        self.scope = scope  # the function whose statements run under it
 
 
-@dataclass(eq=False)
-class AutocastRegion:
+class AutocastRegion(Record):
     """One autocast call (torch.autocast, torch.amp.autocast, torch.cuda/cpu.amp.autocast or a
     functools.partial of one) and every place it is entered.
 
@@ -60,27 +74,53 @@ class AutocastRegion:
     enabled  True / False as written or resolved, None when computed
     """
 
-    api: str
-    device: str | None
-    dtype: str | None
-    dtype_explicit: bool
-    enabled: bool | None
-    span: Span
-    dtype_span: Span | None
-    device_explicit: bool  # device_type given (torch.cuda/cpu.amp.autocast imply theirs)
-    unpacked: bool  # *args / **kwargs passed: other arguments may be hidden there
-    form: Literal["call", "partial"]
-    call: ast.Call = field(repr=False)
-    scope: Scope = field(repr=False)
-    uses: list[RegionUse] = field(default_factory=list, repr=False)
+    __slots__ = ("api", "device", "dtype", "dtype_explicit", "enabled", "span", "dtype_span", "device_explicit",
+                 "unpacked", "form", "call", "scope", "uses", "in_conditional_expression", "dtype_expr",
+                 "enabled_expr", "possible_dtypes")
+    _fields = __slots__
+    _repr_fields = ("api", "device", "dtype", "dtype_explicit", "enabled", "span", "dtype_span", "device_explicit",
+                    "unpacked", "form", "in_conditional_expression", "possible_dtypes")
 
-    # written as one arm of `x if c else y` (nanoGPT: `nullcontext() if device_type == 'cpu' else autocast(...)`)
-    in_conditional_expression: bool = False
-    dtype_expr: ast.expr | None = field(default=None, repr=False)
-    enabled_expr: ast.expr | None = field(default=None, repr=False)
-    # dtypes the dtype= expression may take when it is chosen at run time (a dict of dtypes indexed by a flag,
-    # `torch.bfloat16 if a else torch.float16`): {"float32", "bfloat16", "float16"}; empty when unknown
-    possible_dtypes: frozenset[str] = frozenset()
+    def __init__(
+        self,
+        api: str,
+        device: str | None,
+        dtype: str | None,
+        dtype_explicit: bool,
+        enabled: bool | None,
+        span: Span,
+        dtype_span: Span | None,
+        device_explicit: bool,
+        unpacked: bool,
+        form: Literal["call", "partial"],
+        call: ast.Call,
+        scope: Scope,
+        uses: list[RegionUse] | None = None,
+        in_conditional_expression: bool = False,
+        dtype_expr: ast.expr | None = None,
+        enabled_expr: ast.expr | None = None,
+        possible_dtypes: frozenset[str] = frozenset(),
+    ) -> None:
+        self.api = api
+        self.device = device
+        self.dtype = dtype
+        self.dtype_explicit = dtype_explicit
+        self.enabled = enabled
+        self.span = span
+        self.dtype_span = dtype_span
+        self.device_explicit = device_explicit  # device_type given (torch.cuda/cpu.amp.autocast imply theirs)
+        self.unpacked = unpacked  # *args / **kwargs passed: other arguments may be hidden there
+        self.form = form
+        self.call = call
+        self.scope = scope
+        self.uses: list[RegionUse] = [] if uses is None else uses
+        # written as one arm of `x if c else y` (nanoGPT: `nullcontext() if device_type == 'cpu' else autocast(...)`)
+        self.in_conditional_expression = in_conditional_expression
+        self.dtype_expr = dtype_expr
+        self.enabled_expr = enabled_expr
+        # dtypes the dtype= expression may take when it is chosen at run time (a dict of dtypes indexed by a flag,
+        # `torch.bfloat16 if a else torch.float16`): {"float32", "bfloat16", "float16"}; empty when unknown
+        self.possible_dtypes = possible_dtypes
 
     @property
     def conditional(self) -> bool:
@@ -98,34 +138,57 @@ class AutocastRegion:
         return not self.dtype_explicit and self.device in (None, "cuda") and not self.unpacked
 
 
-@dataclass(eq=False)
-class Event:
+class Event(Record):
     """A call that matters to the training step, in evaluation order within its function."""
 
-    kind: EventKind
-    node: ast.Call = field(repr=False)
-    span: Span
-    scope: Scope = field(repr=False)
-    stmt: ast.stmt = field(repr=False)
-    order: int
-    autocast: RegionUse | None = field(repr=False)  # innermost active autocast use; None outside or disabled
-    loops: tuple[ast.AST, ...] = field(default=(), repr=False)  # enclosing loops in this function, outermost first
-    scaler: str | None = None  # scaler key (see GradScalerInfo.key)
-    scaler_text: str | None = None  # the scaler as written: "self.scaler"
-    optimizer: str | None = None  # scaler.step/unscale_ argument or optimizer.step receiver, as written
-    loss: ast.expr | None = field(default=None, repr=False)  # backward kinds: the tensor backpropagated
-    # a plain `x.backward()` where `x = scaler.scale(...)` on some path: flow.py treats it as a scaled backward
-    # of `scaler` on the paths where `x` holds the scaled tensor
-    scaled_name: str | None = None
-    # Filled by flow.py: scaler keys that, on some path reaching this event, ...
-    pending_unscale: frozenset[str] = frozenset()  # ... have scaled gradients not yet unscaled (clip events)
-    pending_step: frozenset[str] = frozenset()  # ... have a scaled backward not yet followed by scaler.step
-    # Filled by flow.py: autocast regions whose outputs reach this backward's loss on some path.
-    reached: frozenset[AutocastRegion] = field(default=frozenset(), repr=False)
+    __slots__ = ("kind", "node", "span", "scope", "stmt", "order", "autocast", "loops", "scaler", "scaler_text",
+                 "optimizer", "loss", "scaled_name", "pending_unscale", "pending_step", "reached")
+    _fields = __slots__
+    _repr_fields = ("kind", "span", "order", "scaler", "scaler_text", "optimizer", "scaled_name", "pending_unscale",
+                    "pending_step")
+
+    def __init__(
+        self,
+        kind: EventKind,
+        node: ast.Call,
+        span: Span,
+        scope: Scope,
+        stmt: ast.stmt,
+        order: int,
+        autocast: RegionUse | None,
+        loops: tuple[ast.AST, ...] = (),
+        scaler: str | None = None,
+        scaler_text: str | None = None,
+        optimizer: str | None = None,
+        loss: ast.expr | None = None,
+        scaled_name: str | None = None,
+        pending_unscale: frozenset[str] = frozenset(),
+        pending_step: frozenset[str] = frozenset(),
+        reached: frozenset[AutocastRegion] = frozenset(),
+    ) -> None:
+        self.kind = kind
+        self.node = node
+        self.span = span
+        self.scope = scope
+        self.stmt = stmt
+        self.order = order
+        self.autocast = autocast  # innermost active autocast use; None outside or disabled
+        self.loops = loops  # enclosing loops in this function, outermost first
+        self.scaler = scaler  # scaler key (see GradScalerInfo.key)
+        self.scaler_text = scaler_text  # the scaler as written: "self.scaler"
+        self.optimizer = optimizer  # scaler.step/unscale_ argument or optimizer.step receiver, as written
+        self.loss = loss  # backward kinds: the tensor backpropagated
+        # a plain `x.backward()` where `x = scaler.scale(...)` on some path: flow.py treats it as a scaled backward
+        # of `scaler` on the paths where `x` holds the scaled tensor
+        self.scaled_name = scaled_name
+        # Filled by flow.py: scaler keys that, on some path reaching this event, ...
+        self.pending_unscale = pending_unscale  # ... have scaled gradients not yet unscaled (clip events)
+        self.pending_step = pending_step  # ... have a scaled backward not yet followed by scaler.step
+        # Filled by flow.py: autocast regions whose outputs reach this backward's loss on some path.
+        self.reached = reached
 
 
-@dataclass(eq=False)
-class GradScalerInfo:
+class GradScalerInfo(Record):
     """A GradScaler object, by the name it lives under.
 
     key      "<scope qualname>:<name>" for a variable, "<Class>.self.<attr>" for an attribute of `self`.
@@ -133,19 +196,39 @@ class GradScalerInfo:
     enabled  True (omitted or literal True), False (literal), None (computed, conditional, or unknown)
     """
 
-    key: str
-    text: str
-    api: str | None = None
-    span: Span | None = None
-    enabled: bool | None = None
-    enabled_expr: ast.expr | None = field(default=None, repr=False)
-    conditional: bool = False  # built in one arm of `x if c else y` / under an `if`
-    # built only where this test has this truth value (one construction, in one arm): `GradScaler() if a else None`
-    condition: tuple[ast.expr, bool] | None = field(default=None, repr=False)
-    local_to: Scope | None = field(default=None, repr=False)  # the function owning a local variable
-    owner_class: Scope | None = field(default=None, repr=False)  # the class of a `self.` attribute
-    escapes: bool = False  # passed as an argument to some call: the callee may step or update it
-    events: list[Event] = field(default_factory=list, repr=False)
+    __slots__ = ("key", "text", "api", "span", "enabled", "enabled_expr", "conditional", "condition", "local_to",
+                 "owner_class", "escapes", "events")
+    _fields = __slots__
+    _repr_fields = ("key", "text", "api", "span", "enabled", "conditional", "escapes")
+
+    def __init__(
+        self,
+        key: str,
+        text: str,
+        api: str | None = None,
+        span: Span | None = None,
+        enabled: bool | None = None,
+        enabled_expr: ast.expr | None = None,
+        conditional: bool = False,
+        condition: tuple[ast.expr, bool] | None = None,
+        local_to: Scope | None = None,
+        owner_class: Scope | None = None,
+        escapes: bool = False,
+        events: list[Event] | None = None,
+    ) -> None:
+        self.key = key
+        self.text = text
+        self.api = api
+        self.span = span
+        self.enabled = enabled
+        self.enabled_expr = enabled_expr
+        self.conditional = conditional  # built in one arm of `x if c else y` / under an `if`
+        # built only where this test has this truth value (one construction, in one arm): `GradScaler() if a else None`
+        self.condition = condition
+        self.local_to = local_to  # the function owning a local variable
+        self.owner_class = owner_class  # the class of a `self.` attribute
+        self.escapes = escapes  # passed as an argument to some call: the callee may step or update it
+        self.events: list[Event] = [] if events is None else events
 
     @property
     def constructed(self) -> bool:
@@ -161,104 +244,202 @@ class GradScalerInfo:
         return next((e for e in self.scaled_backwards() if e.scope is not event.scope), None)
 
 
-@dataclass(eq=False)
-class HalfCast:
+class HalfCast(Record):
     """`model.half()`, `.bfloat16()`, `.to(torch.float16)`, `.to(dtype=...)`, `.type(...)`, `.float()`."""
 
-    key: str
-    text: str
-    dtype: str  # "float16" | "bfloat16" | "float32"
-    span: Span
-    scope: Scope = field(repr=False)
+    __slots__ = ("key", "text", "dtype", "span", "scope")
+    _fields = __slots__
+    _repr_fields = ("key", "text", "dtype", "span")
+
+    def __init__(self, key: str, text: str, dtype: str, span: Span, scope: Scope) -> None:
+        self.key = key
+        self.text = text
+        self.dtype = dtype  # "float16" | "bfloat16" | "float32"
+        self.span = span
+        self.scope = scope
 
 
-@dataclass(eq=False)
-class OptimizerInfo:
+class OptimizerInfo(Record):
     """A torch.optim optimizer construction."""
 
-    cls: str  # "AdamW"
-    api: str  # "torch.optim.AdamW"
-    key: str | None  # the variable it is assigned to, if any
-    param_keys: frozenset[str]  # keys of the modules whose .parameters() it receives
-    eps: float | None  # explicit or default eps; None when written but not resolvable
-    eps_explicit: bool
-    eps_span: Span | None
-    fused: bool | None
-    wrapped: bool  # an argument of another call (FP16_Optimizer(...), a wrapper that keeps master weights)
-    span: Span
-    scope: Scope = field(repr=False)
-    node: ast.Call = field(repr=False)
+    __slots__ = ("cls", "api", "key", "param_keys", "eps", "eps_explicit", "eps_span", "fused", "wrapped", "span",
+                 "scope", "node")
+    _fields = __slots__
+    _repr_fields = ("cls", "api", "key", "param_keys", "eps", "eps_explicit", "eps_span", "fused", "wrapped", "span")
+
+    def __init__(
+        self,
+        cls: str,
+        api: str,
+        key: str | None,
+        param_keys: frozenset[str],
+        eps: float | None,
+        eps_explicit: bool,
+        eps_span: Span | None,
+        fused: bool | None,
+        wrapped: bool,
+        span: Span,
+        scope: Scope,
+        node: ast.Call,
+    ) -> None:
+        self.cls = cls  # "AdamW"
+        self.api = api  # "torch.optim.AdamW"
+        self.key = key  # the variable it is assigned to, if any
+        self.param_keys = param_keys  # keys of the modules whose .parameters() it receives
+        self.eps = eps  # explicit or default eps; None when written but not resolvable
+        self.eps_explicit = eps_explicit
+        self.eps_span = eps_span
+        self.fused = fused
+        self.wrapped = wrapped  # an argument of another call (FP16_Optimizer(...), a wrapper that keeps master weights)
+        self.span = span
+        self.scope = scope
+        self.node = node
 
 
-@dataclass(eq=False)
-class Tf32Use:
-    kind: Literal["legacy", "new"]
-    api: str  # "torch.backends.cuda.matmul.allow_tf32", "torch.set_float32_matmul_precision", ...
-    span: Span
-    branches: tuple[tuple[int, str], ...]  # (id of if/try node, arm) from the outside in: exclusive arms
-    version_switched: bool = False  # under a version / hasattr test or a try with an ImportError-style handler
+class Tf32Use(Record):
+    __slots__ = ("kind", "api", "span", "branches", "version_switched")
+    _fields = __slots__
+
+    def __init__(
+        self,
+        kind: Literal["legacy", "new"],
+        api: str,
+        span: Span,
+        branches: tuple[tuple[int, str], ...],
+        version_switched: bool = False,
+    ) -> None:
+        self.kind = kind
+        self.api = api  # "torch.backends.cuda.matmul.allow_tf32", "torch.set_float32_matmul_precision", ...
+        self.span = span
+        self.branches = branches  # (id of if/try node, arm) from the outside in: exclusive arms
+        # under a version / hasattr test or a try with an ImportError-style handler
+        self.version_switched = version_switched
 
 
-@dataclass(eq=False)
-class DeprecatedUse:
+class DeprecatedUse(Record):
     """`torch.cuda.amp.autocast(...)` and friends spelled as an attribute chain (any alias of torch)."""
 
-    qualname: str
-    deprecated: Deprecated
-    node: ast.Attribute = field(repr=False)
-    span: Span
-    call: ast.Call | None = field(default=None, repr=False)  # when the chain is called
-    bare_decorator: bool = False  # `@torch.cuda.amp.custom_fwd` without parentheses
-    scope: Scope | None = field(default=None, repr=False)
+    __slots__ = ("qualname", "deprecated", "node", "span", "call", "bare_decorator", "scope")
+    _fields = __slots__
+    _repr_fields = ("qualname", "deprecated", "span", "bare_decorator")
+
+    def __init__(
+        self,
+        qualname: str,
+        deprecated: Deprecated,
+        node: ast.Attribute,
+        span: Span,
+        call: ast.Call | None = None,
+        bare_decorator: bool = False,
+        scope: Scope | None = None,
+    ) -> None:
+        self.qualname = qualname
+        self.deprecated = deprecated
+        self.node = node
+        self.span = span
+        self.call = call  # when the chain is called
+        self.bare_decorator = bare_decorator  # `@torch.cuda.amp.custom_fwd` without parentheses
+        self.scope = scope
 
 
-@dataclass(eq=False)
-class NameUse:
+class NameUse(Record):
     """A use of a name imported from a deprecated module (`autocast` after `from torch.cuda.amp import autocast`)."""
 
-    node: ast.Name = field(repr=False)
-    call: ast.Call | None = field(default=None, repr=False)
-    bare_decorator: bool = False
+    __slots__ = ("node", "call", "bare_decorator")
+    _fields = __slots__
+    _repr_fields = ("bare_decorator",)
+
+    def __init__(self, node: ast.Name, call: ast.Call | None = None, bare_decorator: bool = False) -> None:
+        self.node = node
+        self.call = call
+        self.bare_decorator = bare_decorator
 
 
-@dataclass(eq=False)
-class DeprecatedImport:
+class DeprecatedImport(Record):
     """`from torch.cuda.amp import autocast as ac, GradScaler` (one per statement)."""
 
-    node: ast.ImportFrom = field(repr=False)
-    module: str  # "torch.cuda.amp"
-    names: list[tuple[ast.alias, Deprecated | None]] = field(repr=False)  # None: a name without a torch.amp twin
-    span: Span
-    uses: dict[str, list[NameUse]] = field(default_factory=dict, repr=False)  # local name -> uses
+    __slots__ = ("node", "module", "names", "span", "uses")
+    _fields = __slots__
+    _repr_fields = ("module", "span")
+
+    def __init__(
+        self,
+        node: ast.ImportFrom,
+        module: str,
+        names: list[tuple[ast.alias, Deprecated | None]],
+        span: Span,
+        uses: dict[str, list[NameUse]] | None = None,
+    ) -> None:
+        self.node = node
+        self.module = module  # "torch.cuda.amp"
+        self.names = names  # None: a name without a torch.amp twin
+        self.span = span
+        self.uses: dict[str, list[NameUse]] = {} if uses is None else uses  # local name -> uses
 
 
-@dataclass(eq=False)
-class ScriptModel:
-    document: Document = field(repr=False)
-    positions: Positions = field(repr=False)
-    table: ScopeTable = field(repr=False)
-    resolver: Resolver = field(repr=False)
-    autocast_regions: list[AutocastRegion] = field(default_factory=list)
-    # `accelerator.autocast()` / `fabric.autocast()`: regions whose device and dtype are the framework's setting,
-    # kept apart so that readers of autocast_regions see torch's own autocast calls only
-    framework_regions: list[AutocastRegion] = field(default_factory=list)
-    scalers: dict[str, GradScalerInfo] = field(default_factory=dict)
-    events: list[Event] = field(default_factory=list)
-    casts: list[HalfCast] = field(default_factory=list)
-    optimizers: list[OptimizerInfo] = field(default_factory=list)
-    tf32_uses: list[Tf32Use] = field(default_factory=list)
-    tf32_writes: list[Tf32Write] = field(default_factory=list)  # the TF32 state model (script/tf32.py)
-    deprecated_uses: list[DeprecatedUse] = field(default_factory=list)
-    deprecated_imports: list[DeprecatedImport] = field(default_factory=list)
-    # Training frameworks that own the backward pass and the loss scaler when they are used:
-    # "lightning", "accelerate", "hf-trainer", "deepspeed", "apex", "mmengine", "detectron2", "fairseq", ...
-    frameworks: frozenset[str] = frozenset()
-    scaler_constructions: list[Span] = field(default_factory=list)  # every GradScaler(...) call, named or not
-    scaler_wrapper_calls: list[Span] = field(default_factory=list)  # calls of anything named *scaler*
-    # id(statement) -> the innermost enabled autocast use it runs under (None: outside, or disabled)
-    statement_autocast: dict[int, RegionUse | None] = field(default_factory=dict, repr=False)
-    autocast_scopes: set[int] = field(default_factory=set, repr=False)  # id(scope) with a statement under autocast
-    calls: dict[int, set[int]] = field(default_factory=dict, repr=False)  # id(scope) -> id(def scopes) it calls
+class ScriptModel(Record):
+    # No __slots__: release() empties the instance's __dict__.
+    _fields = ("document", "positions", "table", "resolver", "autocast_regions", "framework_regions", "scalers",
+               "events", "casts", "optimizers", "tf32_uses", "tf32_writes", "deprecated_uses", "deprecated_imports",
+               "frameworks", "scaler_constructions", "scaler_wrapper_calls", "statement_autocast", "autocast_scopes",
+               "calls")
+    _repr_fields = ("autocast_regions", "framework_regions", "scalers", "events", "casts", "optimizers", "tf32_uses",
+                    "tf32_writes", "deprecated_uses", "deprecated_imports", "frameworks", "scaler_constructions",
+                    "scaler_wrapper_calls")
+
+    def __init__(
+        self,
+        document: Document,
+        positions: Positions,
+        table: ScopeTable,
+        resolver: Resolver,
+        autocast_regions: list[AutocastRegion] | None = None,
+        framework_regions: list[AutocastRegion] | None = None,
+        scalers: dict[str, GradScalerInfo] | None = None,
+        events: list[Event] | None = None,
+        casts: list[HalfCast] | None = None,
+        optimizers: list[OptimizerInfo] | None = None,
+        tf32_uses: list[Tf32Use] | None = None,
+        tf32_writes: list[Tf32Write] | None = None,
+        deprecated_uses: list[DeprecatedUse] | None = None,
+        deprecated_imports: list[DeprecatedImport] | None = None,
+        frameworks: frozenset[str] = frozenset(),
+        scaler_constructions: list[Span] | None = None,
+        scaler_wrapper_calls: list[Span] | None = None,
+        statement_autocast: dict[int, RegionUse | None] | None = None,
+        autocast_scopes: set[int] | None = None,
+        calls: dict[int, set[int]] | None = None,
+    ) -> None:
+        self.document = document
+        self.positions = positions
+        self.table = table
+        self.resolver = resolver
+        self.autocast_regions: list[AutocastRegion] = [] if autocast_regions is None else autocast_regions
+        # `accelerator.autocast()` / `fabric.autocast()`: regions whose device and dtype are the framework's setting,
+        # kept apart so that readers of autocast_regions see torch's own autocast calls only
+        self.framework_regions: list[AutocastRegion] = [] if framework_regions is None else framework_regions
+        self.scalers: dict[str, GradScalerInfo] = {} if scalers is None else scalers
+        self.events: list[Event] = [] if events is None else events
+        self.casts: list[HalfCast] = [] if casts is None else casts
+        self.optimizers: list[OptimizerInfo] = [] if optimizers is None else optimizers
+        self.tf32_uses: list[Tf32Use] = [] if tf32_uses is None else tf32_uses
+        # the TF32 state model (script/tf32.py)
+        self.tf32_writes: list[Tf32Write] = [] if tf32_writes is None else tf32_writes
+        self.deprecated_uses: list[DeprecatedUse] = [] if deprecated_uses is None else deprecated_uses
+        self.deprecated_imports: list[DeprecatedImport] = [] if deprecated_imports is None else deprecated_imports
+        # Training frameworks that own the backward pass and the loss scaler when they are used:
+        # "lightning", "accelerate", "hf-trainer", "deepspeed", "apex", "mmengine", "detectron2", "fairseq", ...
+        self.frameworks = frameworks
+        # every GradScaler(...) call, named or not
+        self.scaler_constructions: list[Span] = [] if scaler_constructions is None else scaler_constructions
+        # calls of anything named *scaler*
+        self.scaler_wrapper_calls: list[Span] = [] if scaler_wrapper_calls is None else scaler_wrapper_calls
+        # id(statement) -> the innermost enabled autocast use it runs under (None: outside, or disabled)
+        self.statement_autocast: dict[int, RegionUse | None] = {} if statement_autocast is None else statement_autocast
+        # id(scope) with a statement under autocast
+        self.autocast_scopes: set[int] = set() if autocast_scopes is None else autocast_scopes
+        # id(scope) -> id(def scopes) it calls
+        self.calls: dict[int, set[int]] = {} if calls is None else calls
 
     def release(self) -> None:
         """Break this model's reference cycles (scopes and their parents, regions and their uses, the document

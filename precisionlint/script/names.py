@@ -8,7 +8,8 @@ public name so every rule compares against one spelling.
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass, field
+
+from precisionlint.records import FrozenRecord, ValueRecord
 
 AUTOCAST_APIS = frozenset({"torch.autocast", "torch.amp.autocast", "torch.cuda.amp.autocast", "torch.cpu.amp.autocast"})
 # The two spellings that take device_type as their first, required argument.
@@ -56,13 +57,20 @@ EPS_OPTIMIZERS = {
 }
 
 
-@dataclass(frozen=True)
-class Deprecated:
+# Plain classes rather than dataclasses: importing dataclasses costs every check run's workers several milliseconds
+# (precisionlint/records.py has the numbers).
+
+
+class Deprecated(FrozenRecord):
     """A deprecated AMP entry point and what replaces it (torch >= 2.4 warns with exactly this advice)."""
 
-    replacement: str  # e.g. "torch.amp.autocast"
-    device: str  # "cuda" or "cpu"
-    kind: str  # "autocast" | "scaler" | "custom_fwd" | "custom_bwd"
+    __slots__ = ("replacement", "device", "kind")
+    _fields = __slots__
+
+    def __init__(self, replacement: str, device: str, kind: str) -> None:
+        self.replacement = replacement  # e.g. "torch.amp.autocast"
+        self.device = device  # "cuda" or "cpu"
+        self.kind = kind  # "autocast" | "scaler" | "custom_fwd" | "custom_bwd"
 
     @property
     def advice(self) -> str:
@@ -172,27 +180,42 @@ def dotted(expr: ast.expr) -> str | None:
     return ".".join(reversed(parts))
 
 
-@dataclass(frozen=True)
-class ImportBinding:
-    qualname: str
-    node: ast.Import | ast.ImportFrom
-    alias: ast.alias
-    fallback: bool  # inside `except ImportError:` or a version/hasattr test: the compatibility spelling
+class ImportBinding(FrozenRecord):
+    __slots__ = ("qualname", "node", "alias", "fallback")
+    _fields = __slots__
+
+    def __init__(self, qualname: str, node: ast.Import | ast.ImportFrom, alias: ast.alias, fallback: bool) -> None:
+        self.qualname = qualname
+        self.node = node
+        self.alias = alias
+        self.fallback = fallback  # inside `except ImportError:` or a version/hasattr test: the compatibility spelling
 
 
-@dataclass
-class ImportTable:
+class ImportTable(ValueRecord):
     """Local name -> the modules/objects imported under it, for the whole file.
 
     Imports are resolved file-wide: scripts import at the top, inside `main()` or inside try blocks, and a
     name is almost never imported as two different torch objects.
     """
 
-    bindings: dict[str, list[ImportBinding]] = field(default_factory=dict)
-    from_imports: list[tuple[ast.ImportFrom, bool]] = field(default_factory=list)
-    scope_ids: dict[int, int] = field(default_factory=dict)  # id(import node) -> id(scope it binds in)
-    modules: set[str] = field(default_factory=set)  # every module path imported, for framework detection
-    star_modules: list[str] = field(default_factory=list)  # `from X import *`
+    __slots__ = ("bindings", "from_imports", "scope_ids", "modules", "star_modules")
+    _fields = __slots__
+
+    def __init__(
+        self,
+        bindings: dict[str, list[ImportBinding]] | None = None,
+        from_imports: list[tuple[ast.ImportFrom, bool]] | None = None,
+        scope_ids: dict[int, int] | None = None,
+        modules: set[str] | None = None,
+        star_modules: list[str] | None = None,
+    ) -> None:
+        self.bindings: dict[str, list[ImportBinding]] = {} if bindings is None else bindings
+        self.from_imports: list[tuple[ast.ImportFrom, bool]] = [] if from_imports is None else from_imports
+        # id(import node) -> id(scope it binds in)
+        self.scope_ids: dict[int, int] = {} if scope_ids is None else scope_ids
+        # every module path imported, for framework detection
+        self.modules: set[str] = set() if modules is None else modules
+        self.star_modules: list[str] = [] if star_modules is None else star_modules  # `from X import *`
 
     def add(self, node: ast.Import | ast.ImportFrom, fallback: bool) -> None:
         if isinstance(node, ast.Import):

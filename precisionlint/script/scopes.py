@@ -12,9 +12,9 @@ from __future__ import annotations
 import ast
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from typing import Literal
 
+from precisionlint.records import Record, ValueRecord
 from precisionlint.script.names import ImportTable
 from precisionlint.sources.python_index import FastNodeVisitor
 
@@ -26,22 +26,46 @@ _IMPORT = ast.Constant(value=None)  # marker: the name is bound by an import (se
 _DATA_CLASS_BASES = ("BaseModel", "NamedTuple", "TypedDict", "BaseSettings", "Struct", "Enum")
 
 
-@dataclass(eq=False)
-class Scope:
-    kind: ScopeKind
-    name: str
-    node: ast.AST
-    parent: Scope | None
-    bindings: dict[str, list[Bound]] = field(default_factory=dict)
-    params: set[str] = field(default_factory=set)
-    global_names: set[str] = field(default_factory=set)
-    functions: dict[str, Scope] = field(default_factory=dict)  # defs directly inside this scope, by name
-    returns: list[ast.expr] = field(default_factory=list)  # functions: the returned expressions
-    # classes: `self.X = value` from every method, and whether class-level annotated fields are constants
-    attrs: dict[str, list[tuple[Bound, Scope]]] = field(default_factory=dict)
-    fields_are_constants: bool = True
-    self_name: str | None = None  # methods: the name of the first parameter
-    poisoned: bool = False  # module: exec()/globals()/star-import may rebind any global
+# Plain classes rather than dataclasses: importing dataclasses costs every check run's workers several milliseconds
+# (precisionlint/records.py has the numbers).
+
+
+class Scope(Record):
+    __slots__ = ("kind", "name", "node", "parent", "bindings", "params", "global_names", "functions", "returns",
+                 "attrs", "fields_are_constants", "self_name", "poisoned")
+    _fields = __slots__
+
+    def __init__(
+        self,
+        kind: ScopeKind,
+        name: str,
+        node: ast.AST,
+        parent: Scope | None,
+        bindings: dict[str, list[Bound]] | None = None,
+        params: set[str] | None = None,
+        global_names: set[str] | None = None,
+        functions: dict[str, Scope] | None = None,
+        returns: list[ast.expr] | None = None,
+        attrs: dict[str, list[tuple[Bound, Scope]]] | None = None,
+        fields_are_constants: bool = True,
+        self_name: str | None = None,
+        poisoned: bool = False,
+    ) -> None:
+        self.kind = kind
+        self.name = name
+        self.node = node
+        self.parent = parent
+        self.bindings: dict[str, list[Bound]] = {} if bindings is None else bindings
+        self.params: set[str] = set() if params is None else params
+        self.global_names: set[str] = set() if global_names is None else global_names
+        # defs directly inside this scope, by name
+        self.functions: dict[str, Scope] = {} if functions is None else functions
+        self.returns: list[ast.expr] = [] if returns is None else returns  # functions: the returned expressions
+        # classes: `self.X = value` from every method, and whether class-level annotated fields are constants
+        self.attrs: dict[str, list[tuple[Bound, Scope]]] = {} if attrs is None else attrs
+        self.fields_are_constants = fields_are_constants
+        self.self_name = self_name  # methods: the name of the first parameter
+        self.poisoned = poisoned  # module: exec()/globals()/star-import may rebind any global
 
     @property
     def qualname(self) -> str:
@@ -109,12 +133,17 @@ def is_compat_test(test: ast.expr) -> bool:
     return False
 
 
-@dataclass
-class ScopeTable:
-    module: Scope
-    imports: ImportTable
-    by_node: dict[int, Scope]
-    compat_ifs: dict[int, bool] = field(default_factory=dict)  # id(if statement) -> is_compat_test(its test)
+class ScopeTable(ValueRecord):
+    __slots__ = ("module", "imports", "by_node", "compat_ifs")
+    _fields = __slots__
+
+    def __init__(self, module: Scope, imports: ImportTable, by_node: dict[int, Scope],
+                 compat_ifs: dict[int, bool] | None = None) -> None:
+        self.module = module
+        self.imports = imports
+        self.by_node = by_node
+        # id(if statement) -> is_compat_test(its test)
+        self.compat_ifs: dict[int, bool] = {} if compat_ifs is None else compat_ifs
 
     def scope_of(self, node: ast.AST) -> Scope | None:
         return self.by_node.get(id(node))

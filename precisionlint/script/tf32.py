@@ -14,10 +14,10 @@ without TF32), `mixed-tf32-apis`, and `ineffective-tf32-setting` (a gate at the 
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from precisionlint.model import Span
+from precisionlint.records import Record
 from precisionlint.script.scopes import Scope
 from precisionlint.sources.python_index import walk
 
@@ -34,20 +34,37 @@ _ASSIGNED = {
 SETTER = "torch.set_float32_matmul_precision"
 
 
-@dataclass(eq=False)
-class Tf32Write:
+class Tf32Write(Record):
     """One write of TF32 state."""
 
-    api: str  # "torch.backends.cuda.matmul.allow_tf32", "torch.set_float32_matmul_precision", ...
-    family: Literal["legacy", "new"]
-    backend: str  # "matmul" | "cudnn" | "all" | "mkldnn"
-    value: Any  # the resolved value (True, "high", "ieee"), or UNKNOWN
-    enables: bool | None  # True: TF32 on, False: off, None: unknown or inherit
-    span: Span
-    text: str  # as written: `torch.backends.cuda.matmul.fp32_precision = "ieee"`
-    scope: Scope = field(repr=False)
-    # `if` tests of this function the write runs under, outermost first, with the arm (True: the body)
-    gates: tuple[tuple[ast.expr, bool], ...] = field(default=(), repr=False)
+    # A plain class rather than a dataclass: importing dataclasses costs every check run's workers several
+    # milliseconds (precisionlint/records.py has the numbers).
+    __slots__ = ("api", "family", "backend", "value", "enables", "span", "text", "scope", "gates")
+    _fields = __slots__
+    _repr_fields = ("api", "family", "backend", "value", "enables", "span", "text")
+
+    def __init__(
+        self,
+        api: str,
+        family: Literal["legacy", "new"],
+        backend: str,
+        value: Any,
+        enables: bool | None,
+        span: Span,
+        text: str,
+        scope: Scope,
+        gates: tuple[tuple[ast.expr, bool], ...] = (),
+    ) -> None:
+        self.api = api  # "torch.backends.cuda.matmul.allow_tf32", "torch.set_float32_matmul_precision", ...
+        self.family = family
+        self.backend = backend  # "matmul" | "cudnn" | "all" | "mkldnn"
+        self.value = value  # the resolved value (True, "high", "ieee"), or UNKNOWN
+        self.enables = enables  # True: TF32 on, False: off, None: unknown or inherit
+        self.span = span
+        self.text = text  # as written: `torch.backends.cuda.matmul.fp32_precision = "ieee"`
+        self.scope = scope
+        # `if` tests of this function the write runs under, outermost first, with the arm (True: the body)
+        self.gates = gates
 
 
 def describe(api: str) -> tuple[str, str] | None:

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import ast
 import operator
-from dataclasses import dataclass
 from typing import Any
 
+from precisionlint.records import FrozenRecord
 from precisionlint.script.names import DTYPES, canonical, dotted
 from precisionlint.script.scopes import Scope, ScopeTable, is_import_marker
 
@@ -27,20 +27,33 @@ UNKNOWN: Any = _Unknown()
 _MAX_DEPTH = 12
 
 
-@dataclass(frozen=True)
-class Dtype:
-    name: str  # "float16" | "bfloat16" | "float32" | "float64"
+# Plain classes rather than dataclasses: importing dataclasses costs every check run's workers several milliseconds
+# (precisionlint/records.py has the numbers). Values compare and hash by their fields, as frozen dataclasses did.
 
 
-@dataclass(frozen=True)
-class Device:
-    type: str  # "cuda", "cpu", ...
+class Dtype(FrozenRecord):
+    __slots__ = ("name",)
+    _fields = __slots__
+
+    def __init__(self, name: str) -> None:
+        self.name = name  # "float16" | "bfloat16" | "float32" | "float64"
 
 
-@dataclass(frozen=True)
-class DictValue:
-    node: ast.Dict
-    scope: Scope
+class Device(FrozenRecord):
+    __slots__ = ("type",)
+    _fields = __slots__
+
+    def __init__(self, type: str) -> None:  # noqa: A002 - the field's name, as torch.device spells it
+        self.type = type  # "cuda", "cpu", ...
+
+
+class DictValue(FrozenRecord):
+    __slots__ = ("node", "scope")
+    _fields = __slots__
+
+    def __init__(self, node: ast.Dict, scope: Scope) -> None:
+        self.node = node
+        self.scope = scope
 
 
 _COMPARE = {

@@ -18,22 +18,29 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass, field
 from typing import Any
 
 from precisionlint.model import Edit, Fix
+from precisionlint.records import ValueRecord
+
+# Plain classes rather than dataclasses: importing dataclasses costs every check run's workers several milliseconds
+# (precisionlint/records.py has the numbers).
 
 
-@dataclass
-class CodeCell:
+class CodeCell(ValueRecord):
     """One code cell as the joined program holds it."""
 
-    number: int  # among the code cells, from 1 (what findings show)
-    index: int  # in the notebook's "cells" list
-    start: int  # its first line in the program, 1-based
-    source: str  # the cell's source as Jupyter joins it
-    exact: list[bool] = field(default_factory=list)  # per line: the program holds the cell's own text
-    line_starts: list[int] = field(default_factory=list)  # offset in `source` of each line
+    __slots__ = ("number", "index", "start", "source", "exact", "line_starts")
+    _fields = __slots__
+
+    def __init__(self, number: int, index: int, start: int, source: str, exact: list[bool] | None = None,
+                 line_starts: list[int] | None = None) -> None:
+        self.number = number  # among the code cells, from 1 (what findings show)
+        self.index = index  # in the notebook's "cells" list
+        self.start = start  # its first line in the program, 1-based
+        self.source = source  # the cell's source as Jupyter joins it
+        self.exact: list[bool] = [] if exact is None else exact  # per line: the program holds the cell's own text
+        self.line_starts: list[int] = [] if line_starts is None else line_starts  # offset in `source` of each line
 
 
 class Unmappable(Exception):  # noqa: N818 - a reason for the user, not a failure
@@ -60,12 +67,15 @@ def _source_offset(cell: CodeCell, program_line: int, column: int, end: bool = F
     return cell.line_starts[index] + column - 1
 
 
-@dataclass
-class _Literal:
-    start: int  # offset of the opening quote in the JSON text
-    end: int  # offset after the closing quote
-    decoded_start: int  # offset in the cell source of its first character
-    text: str  # decoded
+class _Literal(ValueRecord):
+    __slots__ = ("start", "end", "decoded_start", "text")
+    _fields = __slots__
+
+    def __init__(self, start: int, end: int, decoded_start: int, text: str) -> None:
+        self.start = start  # offset of the opening quote in the JSON text
+        self.end = end  # offset after the closing quote
+        self.decoded_start = decoded_start  # offset in the cell source of its first character
+        self.text = text  # decoded
 
 
 class NotebookText:
