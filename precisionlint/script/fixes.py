@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import ast
 import re
-from dataclasses import dataclass
 
 from precisionlint.model import Edit
+from precisionlint.records import FrozenRecord
 from precisionlint.script.model import DeprecatedImport, DeprecatedUse, ScriptModel
 from precisionlint.script.names import DEPRECATED_MODULES, Deprecated, dotted
 from precisionlint.script.positions import Positions
@@ -63,13 +63,18 @@ def add_keyword(positions: Positions, call: ast.Call, keyword: str) -> Edit | No
 _LEGACY_AUTOCAST_DTYPE = {"cuda": "float16", "cpu": "bfloat16"}
 
 
-@dataclass(frozen=True)
-class AmpEdits:
+class AmpEdits(FrozenRecord):
     """The edits that move one deprecated spelling to torch.amp; `inexact` says why they may not behave the same
     (then the fix is offered as unsafe), empty when they cannot change behaviour."""
 
-    edits: list[Edit]
-    inexact: str = ""
+    # A plain class rather than a dataclass: importing dataclasses costs every check run's workers several
+    # milliseconds (precisionlint/records.py has the numbers).
+    __slots__ = ("edits", "inexact")
+    _fields = __slots__
+
+    def __init__(self, edits: list[Edit], inexact: str = "") -> None:
+        self.edits = edits
+        self.inexact = inexact
 
 
 def deprecated_call_edits(
