@@ -62,3 +62,66 @@ def test_outside_a_test_suite_they_keep_their_severity(tmp_path: Path) -> None:
     assert severities(tmp_path, "train/steps.py") == {
         "PL201": "error", "PL203": "warning", "PL210": "warning", "PL211": "error",
     }
+
+
+# The hardware rules' autocast findings follow what the file shows about training: a region whose outputs reach a
+# backward keeps the rule's severity; a region in a training file whose outputs are not seen reaching a loss (the
+# validation pass of diffusers' training scripts) is information; nothing is said about a float16 region in a
+# file that never trains (inference scripts, the precision helpers of Composer, MMEngine, Accelerate), where
+# float16 keeps three more mantissa bits than bfloat16 and there is no loss to scale.
+REGIONS = '''\
+import torch
+
+
+def train_step(model, batch, optimizer, scaler):
+    with torch.autocast("cuda", dtype=DTYPE):
+        loss = model(batch).mean()
+    scaler.scale(loss).backward()
+    scaler.step(optimizer)
+    scaler.update()
+
+
+def validate(pipeline, prompt):
+    with torch.autocast("cuda", dtype=DTYPE):
+        return pipeline(prompt)
+'''
+INFERENCE = '''\
+import torch
+
+
+@torch.no_grad()
+def generate(pipeline, prompt):
+    with torch.autocast("cuda", dtype=DTYPE):
+        return pipeline(prompt)
+'''
+
+
+def _hardware(tmp_path: Path, relative: str, text: str, gpu: str) -> list[tuple[int, str, str, str]]:
+    target = tmp_path / relative
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(text.replace("DTYPE", "torch.float16" if gpu == "A100" else "torch.bfloat16"))
+    (tmp_path / "precisionlint.toml").write_text("")
+    result = CliRunner().invoke(
+        main, ["check", "--config", str(tmp_path / "precisionlint.toml"), "--no-cache", "--output-format", "json",
+               "--exit-zero", "--gpu", gpu, "--select", "PL301,PL302", str(target)],
+    )
+    assert result.exit_code == 0, result.output
+    return [(f["line"], f["code"], f["severity"], f["message"]) for f in json.loads(result.output)]
+
+
+def test_fp16_region_advice_follows_the_evidence_of_training(tmp_path: Path) -> None:
+    (train, validate) = _hardware(tmp_path, "train/step.py", REGIONS, "A100")
+    assert train[:3] == (5, "PL301", "warning") and "drop the GradScaler" in train[3]
+    assert validate[:3] == (13, "PL301", "info") and "if a loss computed here is trained on" in validate[3]
+    assert _hardware(tmp_path, "scripts/generate.py", INFERENCE, "A100") == []
+    assert [f[2] for f in _hardware(tmp_path, "tests/test_step.py", REGIONS, "A100")] == ["info", "info"]
+
+
+def test_bf16_region_advice_names_a_scaler_only_where_the_file_trains(tmp_path: Path) -> None:
+    (train, validate) = _hardware(tmp_path, "train/step.py", REGIONS, "V100")
+    assert train[1:3] == validate[1:3] == ("PL302", "warning")
+    assert "with a GradScaler" in train[3]
+    [generate] = _hardware(tmp_path, "scripts/generate.py", INFERENCE, "V100")
+    assert generate[1:3] == ("PL302", "warning")
+    assert generate[3].endswith("use dtype=torch.float16")
+    assert [f[2] for f in _hardware(tmp_path, "tests/test_step.py", REGIONS, "V100")] == ["info", "info"]

@@ -53,13 +53,19 @@ class AutocastUse(FrozenRecord):
 
     # A plain class rather than a dataclass: importing dataclasses costs every check run's workers several
     # milliseconds (precisionlint/records.py has the numbers).
-    __slots__ = ("region", "dtype", "explicit")
+    __slots__ = ("region", "dtype", "explicit", "trains")
     _fields = __slots__
 
-    def __init__(self, region: AutocastRegion, dtype: str, explicit: bool) -> None:
+    def __init__(self, region: AutocastRegion, dtype: str, explicit: bool, trains: str = "loss") -> None:
         self.region = region
         self.dtype = dtype  # "fp16" | "bf16" | ...
         self.explicit = explicit  # the dtype is written in the call (else it is CUDA's default, float16)
+        # What says the region trains: "loss" when its outputs reach a backward in this file (flow.py), "file"
+        # when the file trains somewhere (a backward, an optimizer or scaler step, a GradScaler) but this
+        # region's outputs are not seen reaching a loss (a validation pass, or a loss handed to a wrapper),
+        # "none" when nothing in the file trains (inference, or a library helper applying a precision its
+        # caller chose).
+        self.trains = trains
 
     @property
     def span(self) -> Span:
@@ -77,7 +83,12 @@ def autocast_uses(ctx: CheckContext) -> Iterator[AutocastUse]:
     """
     if ctx.document.format != "python":
         return
-    for region in ctx.script.autocast_regions:
+    model = ctx.script
+    backward = model.events_of("backward", "scaled_backward", "framework_backward")
+    reached = {id(region) for event in backward for region in event.reached}
+    file_trains = bool(backward or model.events_of("optimizer_step", "scaler_step") or model.optimizers
+                       or model.has_scaler_evidence())
+    for region in model.autocast_regions:
         if region.enabled is False:
             continue
         device = region.device
@@ -88,7 +99,8 @@ def autocast_uses(ctx: CheckContext) -> Iterator[AutocastUse]:
             continue
         short = _DTYPES.get(str(region.dtype).rsplit(".", 1)[-1])
         if short is not None:
-            yield AutocastUse(region, short, explicit)
+            trains = "loss" if id(region) in reached else "file" if file_trains else "none"
+            yield AutocastUse(region, short, explicit, trains)
 
 
 def framework_label(setting: Setting) -> str:

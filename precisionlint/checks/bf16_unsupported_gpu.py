@@ -14,7 +14,9 @@ refuse outright ("Current CUDA Device does not support bfloat16").
 
 On these GPUs, fp16 mixed precision with loss scaling is the fast 16-bit mode (V100: 125 TFLOP/s fp16
 against 15.7 float32). On a fleet, the finding names the GPUs that lack bf16: the config must run well on every
-one of them.
+one of them. For an autocast region in a file where nothing trains (no backward, optimizer step or
+GradScaler: inference) the advice is float16 alone, with no loss to scale. In test code the finding is
+information: a test picks bf16 to exercise it, not to train on the target GPUs.
 
 ## Example
 ```yaml
@@ -44,6 +46,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from precisionlint.checks import CheckContext
+from precisionlint.checks._attribution import is_test_code
 from precisionlint.model import Finding, Severity
 
 CODE = "PL302"
@@ -72,13 +75,18 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
             f"bf16 ({framework_label(setting)} {shown(setting)}) on {where}, without native bf16: PyTorch "
             f"emulates it with no tensor-core speed-up; {alternative}",
         )
+    in_tests = is_test_code(ctx.document.path)
     for use in autocast_uses(ctx):
         if use.dtype != "bf16":
             continue
         fp16 = all(g.fast_fp16 for g in lacking)
+        if use.trains == "none":  # inference, or a helper: nothing here backpropagates
+            advice = "use dtype=torch.float16" if fp16 else "compute in float32"
+        else:
+            advice = "use dtype=torch.float16 with a GradScaler" if fp16 else "train in float32"
         yield ctx.report(
             use.span,
             f"torch.autocast with dtype=bfloat16 on {where}, without native bf16: PyTorch emulates it with no "
-            f"tensor-core speed-up; "
-            + ("use dtype=torch.float16 with a GradScaler" if fp16 else "train in float32"),
+            f"tensor-core speed-up; {advice}",
+            severity=Severity.INFO if in_tests else None,
         )

@@ -19,6 +19,13 @@ stay in float32, which is why bf16-mixed is the usual choice on these GPUs.
 On a fleet that includes a GPU without native bf16 (V100, T4, RTX 2080 Ti), fp16 is the right choice and this
 rule reports nothing.
 
+An autocast region is a training choice only where something trains: the finding is a warning where the
+region's outputs reach a backward in the file, information where the file trains but this region's outputs are
+not seen reaching a loss (a validation pass), and there is none where nothing in the file trains (no backward,
+optimizer step or GradScaler: an inference script, or a library helper applying a precision its caller chose),
+since for inference float16 keeps more mantissa bits than bf16 and has no loss to scale. In test code the
+finding is information.
+
 ## Example
 ```toml
 # precisionlint check --gpu A100
@@ -55,6 +62,7 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from precisionlint.checks import CheckContext
+from precisionlint.checks._attribution import is_test_code
 from precisionlint.edits import render_scalar, replace_value
 from precisionlint.model import Edit, Finding, Fix, Setting, Severity
 
@@ -92,15 +100,22 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
             "without loss scaling",
             fix=_settings_fix(ctx, setting),
         )
+    in_tests = is_test_code(ctx.document.path)
     for use in autocast_uses(ctx):
-        if use.dtype != "fp16":
-            continue
+        if use.dtype != "fp16" or use.trains == "none":
+            continue  # nothing in the file trains: float16 inference keeps more mantissa bits than bf16
         how = "dtype=float16" if use.explicit else "no dtype (CUDA autocast defaults to float16)"
+        gpus_have = f"on {where}, which {'has' if len(gpus) == 1 else 'all have'} native bf16"
+        if use.trains == "loss":
+            advice = "use dtype=torch.bfloat16, as fast and without loss scaling (drop the GradScaler too)"
+        else:
+            advice = ("if a loss computed here is trained on, dtype=torch.bfloat16 is as fast and needs no loss "
+                      "scaling")
         yield ctx.report(
             use.span,
-            f"torch.autocast with {how} on {where}, which {'has' if len(gpus) == 1 else 'all have'} native bf16: "
-            "use dtype=torch.bfloat16, as fast and without loss scaling (drop the GradScaler too)",
+            f"torch.autocast with {how} {gpus_have}: {advice}",
             fix=_autocast_fix(ctx, use),
+            severity=Severity.INFO if in_tests or use.trains != "loss" else None,
         )
 
 
