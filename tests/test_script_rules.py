@@ -4,6 +4,7 @@ cannot resolve lowers the severity instead of raising a false alarm, and message
 from __future__ import annotations
 
 import textwrap
+from pathlib import Path
 
 import pytest
 
@@ -120,3 +121,15 @@ def test_no_fix_when_the_clip_shares_its_line() -> None:
 def test_deprecated_message_gives_the_replacement() -> None:
     (finding,) = run("PL207", "import torch\nwith torch.cuda.amp.autocast():\n    pass\n")
     assert 'torch.amp.autocast("cuda", ...)' in finding.message and "FutureWarning" in finding.message
+
+
+def test_missing_scaler_advice_names_the_device_where_float16_runs() -> None:
+    """nanoVLM's float16 arm runs only where the device is neither CUDA nor the CPU (MPS): the finding says when
+    float16 is chosen and suggests a GradScaler on the autocast's own device, not "cuda"."""
+    source = (Path(__file__).resolve().parent.parent / "rules" / "missing-grad-scaler" / "bad_device_arm.py")
+    (finding,) = run("PL201", source.read_text())
+    assert "float16 when `device.type in [\"cuda\", \"cpu\"]` is false" in finding.message
+    assert "torch.amp.GradScaler(device.type, enabled=" in finding.message
+    assert '"cuda"' not in finding.message.split("use `scaler", 1)[1]
+    (known,) = run("PL201", "import torch\nwith torch.autocast('cuda'):\n    loss = f()\nloss.backward()\n")
+    assert 'torch.amp.GradScaler("cuda", enabled=' in known.message

@@ -5,7 +5,10 @@ when `dtype` is omitted on CUDA (`torch.autocast("cuda")`, `torch.cuda.amp.autoc
 device and no dtype, the finding is a warning ("float16 when the device is cuda"). When the dtype is chosen at
 run time among alternatives that include float16 (a table such as
 `{"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}[args.dtype]`, or
-`torch.bfloat16 if flag else torch.float16`), the finding is a warning too: float16 is reachable.
+`torch.bfloat16 if flag else torch.float16`), the finding is a warning too: float16 is reachable, and where
+the choice is written as `a if test else b` in the call the message names the test under which float16 runs.
+The suggested GradScaler takes the autocast's own device: where that is computed (`device_type=device.type`,
+and float16 may then run on MPS, which GradScaler supports too) the suggestion names the same expression.
 
 Autocast used only for inference (no backward on its outputs) is fine, and files that hand the backward pass
 to a framework (Lightning, Accelerate, Hugging Face Trainer, DeepSpeed) are not checked: those scale the loss
@@ -50,12 +53,14 @@ No fix: adding a scaler touches the backward, the optimizer step and any gradien
 
 from __future__ import annotations
 
+import ast
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from precisionlint.checks import CheckContext
 from precisionlint.checks._attribution import is_test_code
 from precisionlint.model import Finding, Severity
+from precisionlint.script.names import dotted
 
 if TYPE_CHECKING:
     from precisionlint.script.model import AutocastRegion
@@ -83,12 +88,24 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
         loss = model.positions.segment(event.loss) if event.loss is not None else "the loss"
         yield ctx.report(
             event.span,
-            f"`{loss}` is computed under {_describe(region)} (line {region.line}) and backpropagated without a "
-            "GradScaler: float16 gradients below ~6e-8 flush to zero and training silently stalls; use "
-            '`scaler = torch.amp.GradScaler("cuda", enabled=(dtype == torch.float16))`, '
+            f"`{loss}` is computed under {_describe(ctx, region)} (line {region.line}) and backpropagated without "
+            "a GradScaler: float16 gradients below ~6e-8 flush to zero and training silently stalls; use "
+            f"`scaler = torch.amp.GradScaler({_scaler_device(region)}, enabled=(dtype == torch.float16))`, "
             "`scaler.scale(loss).backward()`, `scaler.step(optimizer)`, `scaler.update()` (or autocast to bfloat16)",
             severity=Severity.INFO if in_tests else None if definite else Severity.WARNING,
         )
+
+
+def _scaler_device(region: AutocastRegion) -> str:
+    """The device argument of the suggested GradScaler: the autocast's own. Where the device is computed
+    (`device_type=device.type`), float16 may run on a device other than CUDA (nanoVLM's float16 arm runs only
+    on MPS, whose GradScaler torch supports too), so the suggestion names the same expression, not "cuda"."""
+    if region.device is not None:
+        return f'"{region.device}"'
+    call = region.call
+    written = call.args[0] if call.args else next((k.value for k in call.keywords if k.arg == "device_type"), None)
+    shown = dotted(written) if written is not None else None
+    return shown if shown is not None else '"cuda"'
 
 
 def _may_choose_float16(region: AutocastRegion) -> bool:
@@ -96,13 +113,33 @@ def _may_choose_float16(region: AutocastRegion) -> bool:
     return region.dtype is None and region.dtype_explicit and "float16" in region.possible_dtypes
 
 
-def _describe(region: AutocastRegion) -> str:
+def _describe(ctx: CheckContext, region: AutocastRegion) -> str:
     if _may_choose_float16(region) and not region.may_run_float16():
         others = sorted(region.possible_dtypes - {"float16"})
-        among = f" (or {', '.join(others)})" if others else ""
+        notes = [note for note in (f"or {', '.join(others)}" if others else "", _when(ctx, region)) if note]
+        among = f" ({'; '.join(notes)})" if notes else ""
         return f"autocast whose dtype is chosen at run time and may be float16{among}"
     if region.dtype_explicit:
         return "float16 autocast"
     if region.device == "cuda":
         return "cuda autocast with no dtype, i.e. float16"
     return "autocast with no dtype, which is float16 when the device is cuda"
+
+
+def _when(ctx: CheckContext, region: AutocastRegion) -> str:
+    """Where float16 is one arm of `a if test else b` written in the call: the condition under which it runs
+    (`torch.bfloat16 if device.type in ['cuda', 'cpu'] else torch.float16`: float16 only off CUDA and CPU)."""
+    expr = region.dtype_expr
+    if not isinstance(expr, ast.IfExp):
+        return ""
+    model = ctx.script
+    body = model.resolver.possible_dtypes(expr.body, region.scope)
+    orelse = model.resolver.possible_dtypes(expr.orelse, region.scope)
+    test = model.positions.segment(expr.test)
+    if "\n" in test or len(test) > 60:
+        return ""
+    if body == {"float16"} and "float16" not in orelse:
+        return f"float16 when `{test}`"
+    if orelse == {"float16"} and "float16" not in body:
+        return f"float16 when `{test}` is false"
+    return ""
