@@ -69,10 +69,10 @@ PYTHON_KEYWORDS: tuple[bytes, ...] = (
 
 # A Python file that passes the prefilter gets the training-step model (the script rules' one input) only when
 # its text holds one of these words: every fact the model can report a finding on is spelled with one of them
-# (autocast regions, GradScaler objects and their calls, half / float16 / bfloat16 casts, TF32 switches, the
-# deprecated torch.cuda.amp names). The rest pass the prefilter for "precision", "fp16" or "bf16" alone (a
-# metric, a CLI flag, a TrainingArguments call): their settings are still checked, but no model is built.
-# tests/test_engine.py checks every script rule's cases against this list.
+# (autocast regions, GradScaler objects and their calls, TF32 switches, the deprecated torch.cuda.amp names). The
+# rest pass the prefilter for "precision", "fp16" or "bf16" alone (a metric, a CLI flag, a TrainingArguments call):
+# their settings are still checked, but no model is built. tests/test_script_gate.py checks every script rule's
+# cases against this gate.
 SCRIPT_MODEL_WORDS: tuple[str, ...] = (
     "autocast",
     "GradScaler",
@@ -80,19 +80,28 @@ SCRIPT_MODEL_WORDS: tuple[str, ...] = (
     ".scale(",
     "custom_fwd",
     "custom_bwd",
-    "half",
-    "float16",  # also bfloat16
     "tf32",
     "fp32_precision",
     "is_bf16_supported",  # emulated-bf16-selection: a dtype chosen by torch.cuda.is_bf16_supported()
     "matmul_precision",  # torch.set_float32_matmul_precision (the TF32 state model)
 )
+# A half-precision cast (`model.half()`, `.to(torch.float16)`, `torch.bfloat16`) without any word above matters
+# only to the rules about what updates half-precision weights: an optimizer of torch.optim over them
+# (half-params-without-master-weights, adam-eps-underflow-fp16: the model records only torch.optim's
+# constructors, whose name the text spells), or a Trainer with `fp16=True` over a model that `from_pretrained`
+# loads in float16 (scaler-with-half-params). Half casts are everywhere in model code (a third of the files
+# that pass the prefilter in pytorch-lightning and diffusers name nothing else), and most build no optimizer.
+HALF_CAST_WORDS: tuple[str, ...] = ("half", "float16")  # float16 also in bfloat16
 
 
 def needs_script_model(text: str) -> bool:
     # Identifiers that are not ASCII may be NFKC-normalised by the parser (a fullwidth `ａｕｔｏｃａｓｔ` is
     # `autocast`), so such files always get the model.
-    return not text.isascii() or any(word in text for word in SCRIPT_MODEL_WORDS)
+    if not text.isascii() or any(word in text for word in SCRIPT_MODEL_WORDS):
+        return True
+    return any(word in text for word in HALF_CAST_WORDS) and (
+        "optim" in text or ("from_pretrained" in text and "fp16" in text)
+    )
 
 
 def _scan_plan(words: tuple[bytes, ...], gates: tuple[bytes, ...]) -> tuple[tuple[bytes, tuple[bytes, ...]], ...]:

@@ -55,3 +55,44 @@ def test_files_without_the_words_yield_no_script_finding() -> None:
 def test_gate_words_are_text() -> None:
     assert all(isinstance(word, str) and word for word in SCRIPT_MODEL_WORDS)
     assert needs_script_model("ｘ = 1\n")  # not ASCII: always built
+
+
+HALF_CAST_ONLY = {
+    # inference in float16: a cast, no optimizer
+    "inference.py": "import torch\nmodel = Net().half().cuda()\nwith torch.no_grad():\n    out = model(x.half())\n",
+    # a dtype table and a cast helper, as model code holds them
+    "dtypes.py": "import torch\nDTYPES = {'fp16': torch.float16, 'bf16': torch.bfloat16}\n\n"
+                 "def cast(t, name):\n    return t.to(DTYPES[name])\n",
+    # a checkpoint converted to bfloat16
+    "convert.py": "import torch\nstate = torch.load('w.pt')\nstate = {k: v.bfloat16() for k, v in state.items()}\n"
+                  "torch.save(state, 'w16.pt')\n",
+    # a model loaded in float16 for evaluation: from_pretrained, but no fp16 training flag
+    "evaluate.py": "import torch\nfrom transformers import AutoModel\n"
+                   "model = AutoModel.from_pretrained('m', torch_dtype=torch.float16)\nmodel.eval()\n",
+}
+
+
+def test_a_half_cast_without_an_optimizer_or_fp16_trainer_gets_no_model() -> None:
+    gpus = resolve_targets(["V100", "A100"])
+    for name, text in HALF_CAST_ONLY.items():
+        assert not needs_script_model(text), name
+        # and the model, built anyway, gives no script rule anything to report
+        document = load_document(name, text, "python")
+        for rule in SCRIPT_RULES:
+            assert list(rule.func(CheckContext(document, rule, gpus))) == [], (name, rule.name)
+
+
+def test_a_half_cast_with_an_optimizer_or_an_fp16_trainer_gets_the_model() -> None:
+    assert needs_script_model("import torch\nmodel = Net().half()\nopt = torch.optim.SGD(model.parameters(), 0.1)\n")
+    assert needs_script_model(
+        "from torch import optim\nm = Net().to(torch.bfloat16)\no = optim.AdamW(m.parameters())\n"
+    )
+    assert needs_script_model(
+        "import torch\nfrom transformers import AutoModel, TrainingArguments\n"
+        "m = AutoModel.from_pretrained('x', torch_dtype=torch.float16)\nargs = TrainingArguments('o', fp16=True)\n"
+    )
+    # each of these is a case of the rules the half-cast gate serves
+    for rule_name in ("half-params-without-master-weights", "adam-eps-underflow-fp16", "scaler-with-half-params"):
+        bad = [path for case in load_cases() if case.rule_name == rule_name
+               for path in case.bad if path.suffix == ".py"]
+        assert bad and all(needs_script_model(path.read_text(encoding="utf-8")) for path in bad), rule_name
