@@ -111,3 +111,23 @@ def test_a_file_that_names_no_framework_call_is_not_walked(tmp_path: Path) -> No
     aliased = "from lightning import Trainer as T\nT(precision='16-mixed')\n"
     document = Document("train.py", aliased, "python", tree=ast.parse(aliased))
     assert [(s.name, s.value) for s in python_settings(document)] == [("precision", "16-mixed")]
+
+
+def test_a_file_that_passes_no_setting_keyword_is_not_walked() -> None:
+    """Framework code names Trainer everywhere (imports, hints) without passing a precision: no keyword of CALLS
+    followed by `=` means no setting, and no walk. Every spelling Python allows between a keyword and its `=`
+    (spaces, a newline inside the call, a line continuation, a comment) still gets the walk."""
+    from precisionlint.frameworks.python_calls import python_settings
+    from precisionlint.model import Document
+
+    hinted = "from lightning import Trainer\n\ndef setup(trainer: Trainer) -> None:\n    trainer.fit(model)\n"
+    document = Document("callbacks.py", hinted, "python", tree=ast.parse(hinted))
+    assert python_settings(document) == []
+    assert "_python_index" not in document.__dict__
+    for between in ("", " ", "\n    ", " \\\n    ", "  # mixed precision\n    "):
+        text = f"from lightning import Trainer\nTrainer(\n    precision{between}='bf16-mixed',\n)\n"
+        document = Document("train.py", text, "python", tree=ast.parse(text))
+        assert [(s.name, s.value) for s in python_settings(document)] == [("precision", "bf16-mixed")], between
+    positional = "import torch\ntorch.set_float32_matmul_precision('high')\n"
+    document = Document("train.py", positional, "python", tree=ast.parse(positional))
+    assert [(s.name, s.value) for s in python_settings(document)] == [("tf32_matmul_precision", "high")]
