@@ -184,6 +184,52 @@ def test_a_cell_that_is_not_python_is_skipped_not_reported() -> None:
                                           "scaler = torch.cuda.amp.GradScaler()"]
 
 
+def test_a_statement_split_across_cells_is_not_read_as_one() -> None:
+    """IPython compiles each cell alone. Cells that parse only together (a block opened in one cell and its
+    body in the next, a decorator above the cell of its function, a call continued into the next cell) are not
+    Python one by one: each such cell is skipped, even though the joined program parses."""
+    split = _notebook(("code", "import torch\nif torch.cuda.is_available():\n"), ("code", "    x = 1\n"),
+                      ("code", "@torch.no_grad()\n"), ("code", "def f():\n    return 1\n"),
+                      ("code", "y = max(1,\n"), ("code", "        2)\nz = 3\n"))
+    document = load_document("split.ipynb", split, "notebook")
+    assert document.text.splitlines() == ["pass", "", "pass", "pass", "def f():", "    return 1", "pass", "pass", ""]
+    whole = _notebook(("code", "import torch\n\n"), ("code", "# a comment\n"),
+                      ("code", "@torch.no_grad()\ndef f():\n    return 1\nscaler = torch.amp.GradScaler()\n"))
+    document = load_document("whole.ipynb", whole, "notebook")
+    assert document.text.splitlines() == ["import torch", "", "# a comment", "@torch.no_grad()", "def f():",
+                                          "    return 1", "scaler = torch.amp.GradScaler()"]
+
+
+# Whole top-level statements, each one or more lines; a notebook is some of them, cut into cells anywhere.
+_STATEMENTS = [["import torch"], ["if torch.cuda.is_available():", "    x = 1", "else:", "    x = 2"],
+               ["@torch.no_grad()", "def f():", "    return (1,", "            2)"], ["y = max(1,", "        2)"],
+               ["# a comment"], [""], ["scaler = torch.amp.GradScaler()"], ["z = 3 + \\", "    4"],
+               ["class A:", "    pass"], ["    w = 5"], ["s = \"\"\"a", "b\"\"\""]]
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.sampled_from(_STATEMENTS), min_size=1, max_size=8), st.lists(st.integers(1, 30), max_size=6))
+def test_each_cell_is_kept_exactly_when_it_parses_alone(statements: list[list[str]], cuts: list[int]) -> None:
+    """Whatever the cells, the program holds a cell's lines when that cell parses on its own and `pass` lines
+    in its place otherwise: what one parse of the whole notebook decides must be what parsing each cell does
+    (the statements here parse together, except an indented one, and the cuts fall inside them too)."""
+    import ast
+
+    lines = [line for statement in statements for line in statement]
+    points = sorted({cut for cut in cuts if cut < len(lines)})
+    cells = [lines[a:b] for a, b in zip([0, *points], [*points, len(lines)], strict=True)]
+    expected: list[str] = []
+    for cell in cells:
+        try:
+            ast.parse("\n".join(cell))
+            expected.extend(cell)
+        except SyntaxError:
+            expected.extend(["pass"] + [""] * (len(cell) - 1))
+    notebook = _notebook(*(("code", "\n".join(cell) + "\n") for cell in cells))
+    document = load_document("cells.ipynb", notebook, "notebook")
+    assert document.text.splitlines() == expected
+
+
 def test_not_a_notebook_is_a_parse_error(tmp_path: Path) -> None:
     (tmp_path / "x.ipynb").write_text("{autocast: not json")
     result = _check(tmp_path, "x.ipynb")

@@ -17,9 +17,11 @@ cells (it spans two cells, or touches an IPython line) is withdrawn, and the fin
 
 from __future__ import annotations
 
+import ast
 import bisect
 import json
 import re
+import warnings
 from typing import Any
 
 from precisionlint.model import Document, Finding, Span
@@ -53,9 +55,6 @@ def cell_lines(source: Any) -> list[str]:
 
 
 def parses(lines: list[str]) -> bool:
-    import ast
-    import warnings
-
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -63,6 +62,27 @@ def parses(lines: list[str]) -> bool:
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return False
     return True
+
+
+def _parsed_whole(program: list[str], starts: list[int]) -> ast.Module | None:
+    """The joined program's tree when every cell parses on its own, known from one parse of the whole: each
+    top-level statement (with its decorators) lies inside one cell, so each cell holds whole statements, which
+    parse alone as they parse together. None when the whole does not parse or a statement spans two cells
+    (then each cell is tried alone, as IPython compiles it)."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            tree = ast.parse("\n".join(program) + ("\n" if program else ""), type_comments=False)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    for statement in tree.body:
+        first = statement.lineno
+        for decorator in getattr(statement, "decorator_list", ()):
+            first = min(first, decorator.lineno)
+        last = statement.end_lineno or first
+        if bisect.bisect_right(starts, first) != bisect.bisect_right(starts, last):
+            return None
+    return tree
 
 
 def load(path: str, text: str, limits: Limits) -> Document:
@@ -75,27 +95,40 @@ def load(path: str, text: str, limits: Limits) -> Document:
     cells = notebook.get("cells") if isinstance(notebook, dict) else None
     if not isinstance(cells, list):
         raise SourceError("not a notebook: no \"cells\" list", 1, 1)
-    starts: list[int] = []  # first line (1-based) of each code cell in the joined program
-    numbers: list[int] = []  # its number among the code cells, from 1
-    program: list[str] = []
-    code_cells: list[CodeCell] = []  # where each cell's lines are, for writing fixes back
+    found: list[tuple[int, int, Any, list[str]]] = []  # (number, index, source, lines) of each code cell
     number = 0
     for index, cell in enumerate(cells):
         if not isinstance(cell, dict) or cell.get("cell_type") != "code":
             continue
         number += 1
         lines = cell_lines(cell.get("source", ""))
-        if not lines:
-            continue
-        skipped = not parses(lines)
-        if skipped:
-            # IPython syntax this reader does not model (a multi-line shell escape, a cell left
-            # half-written): the cell is skipped rather than reported against the user.
-            lines = ["pass"] + [""] * (len(lines) - 1)
+        if lines:
+            found.append((number, index, cell.get("source", ""), lines))
+    starts: list[int] = []  # first line (1-based) of each code cell in the joined program
+    numbers: list[int] = []  # its number among the code cells, from 1
+    program: list[str] = []
+    for number, _, _, lines in found:
         starts.append(len(program) + 1)
         numbers.append(number)
-        code_cells.append(_code_cell(number, index, len(program) + 1, cell.get("source", ""), lines, skipped))
         program.extend(lines)
+    tree = _parsed_whole(program, starts)
+    skipped = [False] * len(found)
+    if tree is None:
+        # Some cell may not parse on its own: each is tried alone, as IPython compiles it.
+        program = []
+        for position, (_, _, _, lines) in enumerate(found):
+            if not parses(lines):
+                # IPython syntax this reader does not model (a multi-line shell escape, a cell left
+                # half-written): the cell is skipped rather than reported against the user.
+                skipped[position] = True
+                lines = ["pass"] + [""] * (len(lines) - 1)
+            program.extend(lines)
+    code_cells: list[CodeCell] = []  # where each cell's lines are, for writing fixes back
+    for position, (number, index, cell_source, lines) in enumerate(found):
+        start = starts[position]
+        if skipped[position]:
+            lines = program[start - 1:start - 1 + len(lines)]
+        code_cells.append(_code_cell(number, index, start, cell_source, lines, skipped[position]))
     source = "\n".join(program) + ("\n" if program else "")
     from precisionlint.sources.python_source import load as load_python
 
@@ -106,7 +139,7 @@ def load(path: str, text: str, limits: Limits) -> Document:
         return numbers[index], line - starts[index] + 1
 
     try:
-        document = load_python(path, source, limits)
+        document = load_python(path, source, limits, tree)
     except SourceError as exc:
         cell, line = where(exc.line)
         raise SourceError(f"cell {cell}: {exc.message}", line, exc.column) from None

@@ -18,12 +18,15 @@ from precisionlint.sources.positions import use_universal_newlines
 _DATABRICKS = "# Databricks notebook source"
 
 
-def load(path: str, text: str, limits: Limits) -> Document:
+def load(path: str, text: str, limits: Limits, tree: ast.Module | None = None) -> Document:
+    """`tree`, when given, is `text` already parsed (a notebook's program, parsed whole to see that its cells
+    parse alone)."""
     try:
-        with warnings.catch_warnings():
-            # Invalid escape sequences in user code are their business, not a reason to print.
-            warnings.simplefilter("ignore")
-            tree = ast.parse(text, filename=path, type_comments=False)
+        if tree is None:
+            with warnings.catch_warnings():
+                # Invalid escape sequences in user code are their business, not a reason to print.
+                warnings.simplefilter("ignore")
+                tree = ast.parse(text, filename=path, type_comments=False)
     except SyntaxError as exc:
         if text.startswith(_DATABRICKS):
             # A Databricks notebook exported as source: its cells may hold IPython lines (`!pip`, `%sh`) that
