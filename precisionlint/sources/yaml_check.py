@@ -178,6 +178,69 @@ def load(path: str, text: str, limits: Limits) -> Document:
     return document
 
 
+_UNFOUND = -1
+
+
+class _Scalar(Node):
+    """A scalar whose end is found when first asked for: finding it scans the text, and most scalars of a config
+    are never shown or edited (SpeechBrain's 114 YAML files hold 33,573 keys and scalars)."""
+
+    __slots__ = ("_end", "_flow", "_ends")
+    _end: int
+
+    def __init__(self, start: int, value: Any, flow: bool, ends: Any) -> None:
+        super().__init__("scalar", start, _UNFOUND, value)
+        self._flow = flow
+        self._ends = ends
+
+    @property  # type: ignore[override]
+    def end(self) -> int:
+        if self._end == _UNFOUND:
+            self._end = self._ends(self.start, self._flow)  # the start itself at the end of the text
+        return self._end
+
+    @end.setter
+    def end(self, value: int) -> None:
+        self._end = value
+
+
+class _Entry(Entry):
+    """An entry whose key end and removal range are found when first asked for (see _Scalar)."""
+
+    __slots__ = ("_key_end", "_removal", "_flow", "_ends", "_text")
+    _key_end: int
+
+    def __init__(self, key: str, key_start: int, value: Node, flow: bool, ends: Any, text: str) -> None:
+        self._flow = flow
+        self._ends = ends
+        self._text = text
+        super().__init__(key, key_start, _UNFOUND, value, None)
+        self._removal: tuple[int, int] | None | object = _UNREAD
+
+    @property  # type: ignore[override]
+    def key_end(self) -> int:
+        if self._key_end == _UNFOUND:
+            self._key_end = self._ends(self.key_start, self._flow, True)
+        return self._key_end
+
+    @key_end.setter
+    def key_end(self, value: int) -> None:
+        self._key_end = value
+
+    @property  # type: ignore[override]
+    def removal(self) -> tuple[int, int] | None:
+        if self._removal is _UNREAD:
+            child = self.value
+            self._removal = None
+            if not self._flow and child.kind == "scalar" and child.start >= self.key_end:
+                self._removal = whole_line_range(self._text, self.key_start, child.end)
+        return self._removal  # type: ignore[return-value]
+
+    @removal.setter
+    def removal(self, value: tuple[int, int] | None) -> None:
+        self._removal = value
+
+
 class _ComposedWalker:
     """The round-trip walker's conversion (yaml_source._Walker), from composed nodes instead of loaded values."""
 
@@ -278,11 +341,7 @@ class _ComposedWalker:
                 seen.add(key)
                 v_start = value_start(value_node, is_flow, mark.column)
                 child = convert(value_node, depth + 1, v_start, is_flow)
-                k_end = scalar_end(k_start, is_flow, True)
-                entry = Entry(str(key), k_start, k_end, child)
-                if not is_flow and child.kind == "scalar" and child.start >= k_end:
-                    entry.removal = whole_line_range(text, k_start, child.end)
-                entries.append(entry)
+                entries.append(_Entry(str(key), k_start, child, is_flow, scalar_end, text))
             return result
         if kind is self.Sequence:
             if text.startswith("!", node.start_mark.index):
@@ -295,5 +354,4 @@ class _ComposedWalker:
             for item in node.value:
                 items.append(self.convert(item, depth + 1, self.value_start(item, True), is_flow))
             return result
-        end = self.scalar_end(start, flow) if start < len(text) else start
-        return Node("scalar", start, end, value=self.value(node))
+        return _Scalar(start, self.value(node), flow, self.scalar_end)
