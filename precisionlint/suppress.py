@@ -93,22 +93,30 @@ def hash_comments(text: str) -> Iterable[tuple[int, int, str]]:
 
 
 def _may_hold_directives(text: str, python: bool) -> bool:
-    """Whether the raw text holds a directive's shape anywhere (a `noqa: CODE` counts only in Python). A
-    case-insensitive regex search over a whole file costs more than the rest of this module's work on most
-    files: in ASCII text, which lowers exactly as the regex folds case (other text may not: the Kelvin sign
-    folds to `k`), the words are found with `str.find` first and the patterns only tried where they start."""
+    """Whether the raw text holds a directive's shape anywhere (a `noqa: CODE` counts only in Python, and only
+    when it names one of our codes: `# noqa: E501` is another linter's, and since a selector applies to the
+    codes it is a prefix of, only a `PL` and digits can select ours). A case-insensitive regex search over a
+    whole file costs more than the rest of this module's work on most files: in ASCII text, which lowers
+    exactly as the regex folds case (other text may not: the Kelvin sign folds to `k`), the words are found
+    with `str.find` first and the patterns only tried where they start. A file that may hold one is then
+    tokenized to find its real comments, which costs more than parsing it."""
     if not text.isascii():
-        return bool(_DIRECTIVE.search(text) or (python and _NOQA.search(text)))
+        return bool(_DIRECTIVE.search(text) or (python and any(_names_our_code(m) for m in _NOQA.finditer(text))))
     lowered = text.lower()
     for word, pattern in (("precisionlint", _DIRECTIVE), ("noqa", _NOQA if python else None)):
         if pattern is None:
             continue
         start = lowered.find(word)
         while start != -1:
-            if pattern.match(text, start):  # `\b` still sees the character before `start`
+            match = pattern.match(text, start)  # `\b` still sees the character before `start`
+            if match and (pattern is _DIRECTIVE or _names_our_code(match)):
                 return True
             start = lowered.find(word, start + 1)
     return False
+
+
+def _names_our_code(noqa: re.Match[str]) -> bool:
+    return any(_OUR_CODE.match(code.lower()) for code in re.split(r"[\s,]+", noqa.group("codes")))
 
 
 class Directive:

@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import re
+
 from precisionlint.model import Document, Finding, Severity, Span
 from precisionlint.suppress import Suppressions
 
@@ -45,6 +47,19 @@ def test_noqa_in_python_with_codes_only() -> None:
     assert s.filter([finding(1), finding(2)]) == [finding(2)]
 
 
+def test_a_noqa_for_other_linters_only_is_not_read() -> None:
+    """`# noqa: E501` cannot select any of our codes (a selector applies to the codes it is a prefix of): such a
+    file is not tokenized for its comments, which costs more than parsing it; one PL code among them is read."""
+    from precisionlint.suppress import _may_hold_directives
+
+    assert not _may_hold_directives("x = 1  # noqa: E501, F401\ny = 2  # noqa: PLR0913\n", True)
+    assert _may_hold_directives("x = 1  # noqa: E501, pl104\n", True)
+    assert _may_hold_directives("x = 1  # noqa: E501\n# precisionlint: ignore\n", True)
+    text = "x = 1  # noqa: E501\n"
+    s = Suppressions.of(Document("x.py", text, "python"))
+    assert s.filter([finding(1)]) == [finding(1)] and s.directives == []
+
+
 def test_engine_findings_cannot_be_silenced() -> None:
     s = Suppressions.of(Document("x.yaml", "a: [  # precisionlint: ignore\n", "yaml"))
     parse_error = Finding("PL001", "parse-error", Severity.ERROR, "x", Span.point(1, 1), "m")
@@ -75,7 +90,7 @@ def test_the_quick_text_test_agrees_with_the_patterns() -> None:
     from hypothesis import given, settings
     from hypothesis import strategies as st
 
-    from precisionlint.suppress import _DIRECTIVE, _NOQA, _may_hold_directives
+    from precisionlint.suppress import _DIRECTIVE, _NOQA, _OUR_CODE, _may_hold_directives
 
     pieces = st.sampled_from([
         "precisionlint", "PrecisionLint", "precision", "lint", "noqa", "NoQa", "knoqa", ":", " ", "\n", "#", "[",
@@ -85,7 +100,9 @@ def test_the_quick_text_test_agrees_with_the_patterns() -> None:
     @settings(max_examples=400, deadline=None)
     @given(st.lists(pieces, max_size=12).map("".join), st.booleans())
     def agrees(text: str, python: bool) -> None:
-        expected = bool(_DIRECTIVE.search(text) or (python and _NOQA.search(text)))
+        ours = any(_OUR_CODE.match(code.lower()) for match in _NOQA.finditer(text)
+                   for code in re.split(r"[\s,]+", match.group("codes")))
+        expected = bool(_DIRECTIVE.search(text) or (python and ours))
         assert _may_hold_directives(text, python) == expected
 
     agrees()
