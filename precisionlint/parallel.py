@@ -105,7 +105,14 @@ def check_all(
     data_of: dict[int, bytes] = {}  # the bytes of pending files, until they are handed out
     # (device, inode, name, format, folder words, portable context[, folder]) -> the index that read it
     by_link: dict[tuple[Any, ...], int] = {}
+    # (device, inode) -> (index, whether its analysis depends on its folder) of the files read and not yet in
+    # by_link: their keys are built when another path leads to the same inode
+    read_inodes: dict[tuple[int, int], list[tuple[int, bool]]] = {}
     context_key = options.context_key
+
+    def link_key(inode: tuple[int, int], source: SourceFile) -> tuple[Any, ...]:
+        portable = context_key.portable(source) if context_key is not None else ""
+        return (*inode, file_name(source), source.format, folder_words(source.display), portable)
     by_identity: dict[str, int] = {}  # analysis identity -> the index whose analysis it is
     analysed: dict[int, str] = {}  # index -> identity, for the files analysed in this run (to be cached)
     copies: list[tuple[int, int]] = []  # (index, index whose result it shares)
@@ -144,33 +151,39 @@ def check_all(
                     tick(1)
                     continue
                 missed = identity  # analysed with other settings or context: read and analyse it below
-        link: tuple[Any, ...] | None = None
+        inode: tuple[int, int] | None = None
         if info is not None and info.st_ino:
-            link = (
-                info.st_dev, info.st_ino, file_name(source), source.format, folder_words(source.display),
-                context_key.portable(source) if context_key is not None else "",
-            )
             # The same file through another path is not read again: a copy of the first result, when its
-            # analysis cannot depend on the folder, or when it is in the same folder.
-            folder = os.path.dirname(os.path.abspath(source.fs_path))
-            first = by_link.get(link, by_link.get((*link, folder)))
-            if first is not None:
-                copies.append((index, first))
-                seen = read_with.get(first)
-                if files is not None and info is not None and seen is not None and _same(seen[0], info):
-                    files.record(source.fs_path, info, seen[1], seen[2], seen[3])  # the same file, unchanged
-                continue
+            # analysis cannot depend on the folder, or when it is in the same folder. The full keys are built
+            # only for an inode met twice (a link), not for the thousands of files of a tree met once.
+            inode = (info.st_dev, info.st_ino)
+            if inode in read_inodes:
+                for earlier, folder_dependent in read_inodes.pop(inode):
+                    key = link_key(inode, sources[earlier])
+                    by_link.setdefault((*key, _folder(sources[earlier])) if folder_dependent else key, earlier)
+                key = link_key(inode, source)
+                first = by_link.get(key, by_link.get((*key, _folder(source))))
+                if first is not None:
+                    copies.append((index, first))
+                    seen = read_with.get(first)
+                    if files is not None and info is not None and seen is not None and _same(seen[0], info):
+                        files.record(source.fs_path, info, seen[1], seen[2], seen[3])  # the same file, unchanged
+                    continue
+                read_inodes[inode] = []
         opened: list[os.stat_result] = []
         data = read_source(source, options.limits, opened)
         if isinstance(data, Finding):
             results[index] = FileResult(source.display, [data])
             tick(1)
             continue
-        # Whether the context key names the folder: for the key, and for the index (shared with runs that have one)
-        names_others = (context_key is not None or files is not None) and names_other_files(source.format, data)
-        if link is not None:
-            by_link.setdefault((*link, folder) if names_others and context_key is not None else link, index)
         holds = might_hold_findings(data, source.format)
+        # Whether the context key names the folder: for the key, and for the index (shared with runs that have
+        # one). A file the prefilter skips is skipped wherever it is, so in a run without the index its answer
+        # is not needed (it is a scan of the whole file).
+        names_others = (context_key is not None or files is not None) and (
+            holds or files is not None or not options.prefilter) and names_other_files(source.format, data)
+        if inode is not None:
+            read_inodes.setdefault(inode, []).append((index, names_others and context_key is not None))
         digest = ""
         if files is not None and opened:
             digest = content_digest(data)
@@ -229,6 +242,10 @@ def check_all(
 
 def _no_progress(count: int) -> None:
     pass
+
+
+def _folder(source: SourceFile) -> str:
+    return os.path.dirname(os.path.abspath(source.fs_path))
 
 
 def _same(a: os.stat_result, b: os.stat_result) -> bool:
