@@ -311,10 +311,16 @@ class _Pool:
     def submit(self, pending: list[tuple[int, int]], data_of: dict[int, bytes]) -> None:
         """Hand these files to a worker with the bytes this process read (a worker analyses exactly the content
         whose hash keys the result, and no file is read twice). The bytes are dropped here once handed out."""
+        from precisionlint.interrupts import deferred
+
         indices = [index for index, _ in pending]
         chunk = [(index, self.sources[index], data_of.pop(index, None)) for index in indices]
         try:
-            self.futures.append(self.executor.submit(_work, chunk))
+            # The first submit forks the workers. A Ctrl-C that lands inside the fork's own handlers (logging
+            # registers some) would be printed as an ignored exception and lost: it is held until the fork is
+            # done, then raised here.
+            with deferred():
+                self.futures.append(self.executor.submit(_work, chunk))
         except Exception:  # a broken pool: these are checked in this process by collect()'s caller
             self.futures.append(None)
         self.chunks.append(indices)
