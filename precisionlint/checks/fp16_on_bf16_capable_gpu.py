@@ -17,7 +17,9 @@ precision the weights, the optimizer update and the ops autocast keeps in float3
 stay in float32, which is why bf16-mixed is the usual choice on these GPUs.
 
 On a fleet that includes a GPU without native bf16 (V100, T4, RTX 2080 Ti), fp16 is the right choice and this
-rule reports nothing.
+rule reports nothing. Neither does it where the Lightning strategy accepts fp16 only (ColossalAI's precision
+plugin raises ValueError for anything but 16 / "16-mixed"), written as `strategy: colossalai` or as a mapping of
+ColossalAIStrategy's own arguments.
 
 An autocast region is a training choice only where something trains: the finding is a warning where the
 region's outputs reach a backward in the file, information where the file trains but this region's outputs are
@@ -90,8 +92,9 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
     if not gpus or not all(g.bf16 for g in gpus):
         return  # one GPU without native bf16 makes fp16 the right choice for the whole fleet
     where = names(gpus)
+    fp16_only = _fp16_only_scopes(ctx)
     for setting, mode in precision_settings(ctx):
-        if mode.dtype != "fp16" or mode.kind != "mixed":
+        if mode.dtype != "fp16" or mode.kind != "mixed" or setting.scope in fp16_only:
             continue
         yield ctx.report(
             setting.span,
@@ -117,6 +120,14 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
             fix=_autocast_fix(ctx, use),
             severity=Severity.INFO if in_tests or use.trains != "loss" else None,
         )
+
+
+def _fp16_only_scopes(ctx: CheckContext) -> set[str]:
+    """Scopes whose Lightning strategy takes float16 mixed precision only (ColossalAI): bf16 is no option there."""
+    from precisionlint.frameworks.lightning import FP16_ONLY_STRATEGIES
+
+    return {s.scope for s in ctx.settings if s.framework == "lightning" and s.name == "strategy"
+            and isinstance(s.value, str) and s.value.lower() in FP16_ONLY_STRATEGIES}
 
 
 def _settings_fix(ctx: CheckContext, setting: Setting) -> Fix | None:

@@ -103,9 +103,14 @@ def config_settings(document: Document, root: Any) -> list[Setting]:
             value_node = entry.value
             value: Any
             if value_node.kind != "scalar":
-                if row.name != "deepspeed":
+                if row.summary is not None:
+                    value = row.summary(value_node)
+                    if value is None:
+                        continue
+                elif row.name != "deepspeed":
                     continue
-                value = "<inline>"
+                else:
+                    value = "<inline>"
             else:
                 value = value_node.value
                 if _unresolved_in_config(document.text, value_node.start, value):

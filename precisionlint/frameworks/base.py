@@ -36,11 +36,14 @@ class Mode(NamedTuple):
 
 
 class Row(NamedTuple):
-    """(framework, key path inside the section) -> canonical setting name."""
+    """(framework, key path inside the section) -> canonical setting name. A row whose value may be a mapping
+    (Lightning's `strategy:` written as the strategy's arguments) names a `summary` that reads the mapping as the
+    scalar it stands for, or None when it cannot tell; without one, only scalar values are settings."""
 
     framework: str
     path: tuple[str, ...]
     name: str
+    summary: Callable[[Any], Any] | None = None
 
 
 class Section(NamedTuple):

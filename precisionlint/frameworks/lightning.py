@@ -65,7 +65,26 @@ VOCABULARY = Vocabulary(
 )
 VOCABULARIES = {"precision": VOCABULARY}
 
+# Arguments of Lightning's ColossalAIStrategy that no other strategy takes: a `strategy:` mapping holding one of
+# them is that strategy's arguments (ColossalAI's Stable Diffusion example builds `ColossalAIStrategy(**cfg)`).
+COLOSSALAI_ARGS = frozenset({"use_chunk", "chunk_size", "enable_distributed_storage", "placement_policy",
+                             "force_outputs_fp32", "gpu_margin_mem_ratio", "chunk_search_range",
+                             "chunk_search_n_grids", "min_chunk_size"})
+
+
+def strategy_summary(node: Any) -> str | None:
+    """A `strategy:` written as a mapping of arguments, named when they are a strategy's own (else None)."""
+    if node.kind == "map" and node.keys() & COLOSSALAI_ARGS:
+        return "colossalai"
+    return None
+
+
+# Strategies whose precision plugin accepts float16 mixed precision only: lightning_colossalai's and Lightning
+# 1.x's ColossalAIPrecisionPlugin raise ValueError for anything but 16 / "16-mixed".
+FP16_ONLY_STRATEGIES = frozenset({"colossalai"})
+
 ROWS = (Row(NAME, ("precision",), "precision"), Row(NAME, ("accelerator",), "accelerator"),
+        Row(NAME, ("strategy",), "strategy", strategy_summary),
         # The apex switches of the 1.x Trainer, removed in 2.0 (framework-version-mismatch reads them).
         Row(NAME, ("amp_backend",), "amp_backend"), Row(NAME, ("amp_level",), "amp_level"))
 

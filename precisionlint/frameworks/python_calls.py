@@ -28,7 +28,7 @@ class Call(NamedTuple):
 
 CALLS = (
     Call(("lightning", "pytorch_lightning", "lightning_fabric"), ("Trainer", "Fabric"), "lightning",
-         {"precision": "precision", "accelerator": "accelerator"}),
+         {"precision": "precision", "accelerator": "accelerator", "strategy": "strategy"}),
     # The 1.x Trainer's apex switches (Fabric never had them): removed from the Trainer in Lightning 2.0.
     Call(("lightning", "pytorch_lightning"), ("Trainer",), "lightning",
          {"amp_backend": "amp_backend", "amp_level": "amp_level"}),
