@@ -79,7 +79,7 @@ def test_checking_toml_imports_no_yaml_parser(project: Path) -> None:
 
 def test_checking_yaml_imports_no_toml_parser(project: Path) -> None:
     modules = modules_after(project, "check", "--no-progress", "lightning.yaml")
-    assert "ruamel.yaml" in modules
+    assert "precisionlint.sources.yaml_check" in modules
     assert not starts(modules, "tomlkit")
     assert not starts(modules, "torch")
 
@@ -138,6 +138,15 @@ def test_check_imports_no_dataclasses(project: Path, gpus: tuple[str, ...]) -> N
     assert ("precisionlint.hardware" in modules) == bool(gpus)
     # ... without importing dataclasses or inspect.
     assert "dataclasses" not in modules and "inspect" not in modules
+
+
+def test_ruamel_is_imported_for_the_round_trip_only(project: Path) -> None:
+    modules_after(project, "check", "--no-progress", "lightning.yaml")  # keeps ruamel's scalar table, if need be
+    assert not starts(modules_after(project, "check", "--no-progress", "lightning.yaml"), "ruamel")
+    (project / "anchors.yaml").write_text("base: &b\n  precision: 16\ntrainer:\n  <<: *b\n")
+    assert "ruamel.yaml" in modules_after(project, "check", "--no-progress", "anchors.yaml")
+    diff = modules_after(project, "check", "--no-progress", "--diff", "--unsafe-fixes", "lightning.yaml")
+    assert "ruamel.yaml" in diff  # a fix is written through the round-trip tree
 
 
 def test_a_file_the_prefilter_rejects_is_never_parsed(project: Path) -> None:

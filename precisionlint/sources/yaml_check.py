@@ -18,11 +18,18 @@ libyaml at all (PyYAML is an optional speed-up, not a requirement). Local tags (
 tagged scalar keeps its text, a tagged sequence lists no items. On the 524 YAML files with tags under /work/eco
 both paths give the same results, and 420 of them now take this one (SpeechBrain's YAML: 3.5 s -> 0.6 s).
 tests/test_yaml_check.py compares both paths on every YAML file of the rule cases.
+
+ruamel itself is imported only when a file needs the round-trip path: the resolver's table is read from it once
+per installed ruamel and kept beside this module's bytecode (_scalar_resolver says how), since importing
+ruamel.yaml costs every worker of a check about 12 ms.
 """
 
 from __future__ import annotations
 
+import os
 import re
+import sys
+from collections.abc import Callable
 from typing import Any
 
 from precisionlint.model import Document
@@ -85,10 +92,7 @@ def _tools() -> Any:
 
             if not getattr(yaml, "__with_libyaml__", False):
                 raise ImportError("PyYAML without libyaml")
-            from ruamel.yaml.nodes import ScalarNode as RuamelScalar
-            from ruamel.yaml.resolver import VersionedResolver
-
-            resolve = _table_resolver(VersionedResolver(), RuamelScalar)
+            resolve = _scalar_resolver()
 
             from yaml.cyaml import CParser
 
@@ -118,34 +122,149 @@ _SAMPLES = ("", "1", "-1", "+1", "0x1F", "0o17", "0b101", "1_000", "_", "1:20", 
             "2001-12-14t21:59:43.10-05:00", "=", "<<", "abc", "!x", "&a", "*a", "F", "N", "n", "t", "f", "16-mixed")
 
 
-def _table_resolver(resolver: Any, scalar: type) -> Any:
-    """ruamel's implicit tag of a plain scalar text. The resolver's own call looks up the YAML version through
-    three failed attribute look-ups for every scalar (half its cost, and the scalars of a file list of paths
-    are mostly distinct); its pattern table for that version is read here once instead, and used only where it
-    gives ruamel's answers on every sample (another ruamel release may arrange its resolver otherwise)."""
+Resolve = Callable[[str], str]
+Table = dict[str, list[tuple[str, Any]]]  # first character of a text -> (tag, compiled pattern), in ruamel's order
+
+
+def _lookup(table: Table, default: str) -> Resolve:
+    def by_table(value: str) -> str:
+        for tag, pattern in table.get(value[0] if value else "", ()):
+            if pattern.match(value):
+                return tag
+        return default
+
+    return by_table
+
+
+def _table_resolver(resolver: Any, scalar: type) -> tuple[Resolve, Table | None, str]:
+    """ruamel's implicit tag of a plain scalar text, with the table it looks up (None: ruamel's own call).
+    The resolver's own call looks up the YAML version through three failed attribute look-ups for every scalar
+    (half its cost, and the scalars of a file list of paths are mostly distinct); its pattern table for that
+    version is read here once instead, and used only where it gives ruamel's answers on every sample (another
+    ruamel release may arrange its resolver otherwise)."""
 
     def by_call(value: str) -> str:
         return str(resolver.resolve(scalar, value, (True, False)))
 
     try:
-        table = resolver.versioned_resolver
+        versioned = resolver.versioned_resolver
         default = str(resolver.DEFAULT_SCALAR_TAG)
-        if None in table or resolver.yaml_path_resolvers:
-            return by_call  # patterns for any first character, or path resolvers: not this lookup's shape
+        if None in versioned or resolver.yaml_path_resolvers:
+            return by_call, None, ""  # patterns for any first character, or path resolvers: not this lookup's shape
+        table: Table = {first: [(str(tag), pattern) for tag, pattern in rows] for first, rows in versioned.items()}
     except Exception:
-        return by_call
-
-    def by_table(value: str) -> str:
-        for tag, pattern in table.get(value[0] if value else "", ()):
-            if pattern.match(value):
-                return str(tag)
-        return default
-
+        return by_call, None, ""
+    by_table = _lookup(table, default)
     try:
         agrees = all(by_table(value) == by_call(value) for value in _SAMPLES)
     except Exception:
         agrees = False
-    return by_table if agrees else by_call
+    return (by_table, table, default) if agrees else (by_call, None, "")
+
+
+# The table, once ruamel's own resolver agreed with it, is kept in this package's __pycache__ (as the rule
+# registry keeps its metadata: precisionlint/checks/__init__.py), so that a run whose YAML needs no round-trip
+# never imports ruamel. It is keyed on the exact resolver.py that `import ruamel.yaml` finds (its path, size,
+# modification and change times in nanoseconds and inode), found without importing it: any other ruamel, an
+# upgrade or an edit changes the key and ruamel is asked again. One file per resolver path, so environments that
+# share this source do not overwrite each other's. A damaged or foreign file is ignored; a read-only installation
+# (or one under PYTHONDONTWRITEBYTECODE, which does not govern this data) just asks ruamel on every run.
+_TABLE_CACHE = "yaml-scalar-table"
+_TABLE_FORMAT = 1
+
+
+def _resolver_file() -> str | None:
+    """The ruamel/yaml/resolver.py that `import ruamel.yaml` would load, found without importing it: `ruamel` is
+    a namespace package, and ruamel.yaml is the first regular package named yaml on its path."""
+    import importlib.util
+
+    try:
+        spec = importlib.util.find_spec("ruamel")
+    except (ImportError, ValueError):
+        return None
+    for folder in (spec.submodule_search_locations or ()) if spec is not None else ():
+        package = os.path.join(folder, "yaml")
+        if os.path.isfile(os.path.join(package, "__init__.py")):
+            return os.path.join(package, "resolver.py")
+    return None
+
+
+def _resolver_key(path: str) -> tuple[list[Any], os.stat_result] | None:
+    try:
+        info = os.stat(path)
+    except OSError:
+        return None
+    return [path, info.st_size, info.st_mtime_ns, info.st_ctime_ns, info.st_ino], info
+
+
+def _table_cache_path(resolver_path: str, folder: str | None = None) -> str:
+    import zlib
+
+    name = f"{_TABLE_CACHE}-{zlib.crc32(resolver_path.encode('utf-8', 'surrogatepass')):08x}.json"
+    return os.path.join(folder if folder is not None else os.path.dirname(__file__), "__pycache__", name)
+
+
+def _cached_table(cache_path: str, key: list[Any]) -> Resolve | None:
+    import json
+
+    try:
+        with open(cache_path, encoding="utf-8") as handle:
+            stored = json.load(handle)
+        if not isinstance(stored, dict) or stored.get("format") != _TABLE_FORMAT or stored.get("resolver") != key:
+            return None
+        default = stored["default"]
+        table: Table = {}
+        for first, rows in stored["table"].items():
+            table[first] = [(tag, re.compile(pattern, flags)) for tag, pattern, flags in rows]
+    except (OSError, ValueError, TypeError, KeyError, AttributeError, re.error):
+        return None
+    if not isinstance(default, str) or not all(isinstance(tag, str) for rows in table.values() for tag, _ in rows):
+        return None
+    return _lookup(table, default)
+
+
+def _store_table(cache_path: str, key: list[Any], info: os.stat_result, table: Table, default: str) -> None:
+    import json
+    import time
+    from pathlib import Path
+
+    from precisionlint.cache import USES_INDEX, _replace, settled
+
+    if not USES_INDEX or not settled(info, time.time_ns()):
+        return  # no trustworthy change time (Windows), or a resolver written too recently to tell a later write
+    try:
+        rows = {first: [[tag, pattern.pattern, pattern.flags] for tag, pattern in found]
+                for first, found in table.items()}
+        body = json.dumps({"format": _TABLE_FORMAT, "resolver": key, "default": default, "table": rows},
+                          sort_keys=True)
+    except (AttributeError, TypeError, ValueError):
+        return  # patterns this code cannot write down
+    try:
+        os.makedirs(os.path.dirname(cache_path), exist_ok=True)
+        _replace(Path(cache_path), body.encode("utf-8"))
+    except OSError:
+        pass  # a read-only installation: ask ruamel again next time
+
+
+def _scalar_resolver(folder: str | None = None) -> Resolve:
+    """ruamel's implicit tag of a plain scalar text: from the kept table when it was made from this very
+    resolver, else from ruamel (imported here), keeping its table for the next runs. `folder`: where the cache
+    lives (this package's folder)."""
+    located = None if "ruamel.yaml.resolver" in sys.modules else _resolver_file()  # imported: no need to save
+    keyed = _resolver_key(located) if located is not None else None
+    cache_path = _table_cache_path(located, folder) if located is not None else ""
+    if keyed is not None:
+        cached = _cached_table(cache_path, keyed[0])
+        if cached is not None:
+            return cached
+    from ruamel.yaml import resolver as ruamel_resolver
+    from ruamel.yaml.nodes import ScalarNode
+
+    resolve, table, default = _table_resolver(ruamel_resolver.VersionedResolver(), ScalarNode)
+    if table is not None and keyed is not None and located is not None \
+            and os.path.realpath(ruamel_resolver.__file__ or "") == os.path.realpath(located):
+        _store_table(cache_path, keyed[0], keyed[1], table, default)
+    return resolve
 
 
 def load(path: str, text: str, limits: Limits) -> Document:
