@@ -83,6 +83,49 @@ def test_the_index_equals_separate_walks(path: Path) -> None:
                if not any(e.value is call for e in expressions))
 
 
+@pytest.mark.parametrize("path", FILES, ids=lambda p: str(p.relative_to(ROOT)))
+def test_an_index_pruned_to_lines_keeps_the_calls_on_them_in_order(path: Path) -> None:
+    """Pruned to some lines, the index still has every import, assignment count, block and expression
+    statement, and of the calls exactly those whose lines take in one of the lines, in ast.walk's order."""
+    from precisionlint.model import Document
+
+    try:
+        tree = ast.parse(path.read_bytes())
+    except (SyntaxError, ValueError):
+        pytest.skip("not valid Python (a parse-error case)")
+    whole = PythonIndex(tree)
+    count = max((getattr(n, "end_lineno", 0) or 0 for n in whole.nodes), default=1)
+    for lines in ([], [1], list(range(1, count + 1, 7)), list(range(3, count + 1, 23))):
+        pruned = PythonIndex(tree, lines)
+        assert pruned.pruned and not whole.pruned
+        assert pruned.imports == whole.imports and pruned.assigned == whole.assigned
+        assert pruned.import_aliases() == whole.import_aliases()
+        assert pruned.module_constants() == whole.module_constants()
+        assert pruned._blocks == whole._blocks and pruned._statements.keys() <= whole._statements.keys()
+        expected = [call for call in whole.calls if any(call.lineno <= line <= (call.end_lineno or 0)
+                                                       for line in lines)]
+        assert pruned.calls == expected
+    document = Document(path.name, "", "python", tree=tree)
+    assert PythonIndex.on_lines(document, [1]) is not PythonIndex.of(document)
+    assert PythonIndex.on_lines(document, [1]) is PythonIndex.of(document)  # the whole index, once built
+
+
+@pytest.mark.parametrize("path", FILES + sorted(ROOT.glob("examples/**/*.py")), ids=lambda p: str(p.relative_to(ROOT)))
+def test_settings_from_the_lines_that_pass_them_equal_those_of_the_whole_walk(path: Path) -> None:
+    from precisionlint.frameworks.python_calls import python_settings
+    from precisionlint.model import Document
+
+    text = path.read_text(encoding="utf-8", errors="replace")
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError):
+        pytest.skip("not valid Python (a parse-error case)")
+    pruned = python_settings(Document(path.name, text, "python", tree=tree))
+    whole_document = Document(path.name, text, "python", tree=tree)
+    PythonIndex.of(whole_document)  # built first: python_settings reads it as it is
+    assert pruned == python_settings(whole_document)
+
+
 def test_order_decides_which_import_wins() -> None:
     tree = ast.parse("import numpy as np\ndef f():\n    import torch as np\nfrom a import b as np\n")
     assert PythonIndex(tree).import_aliases() == _aliases_by_walk(tree) == {"np": "torch"}
@@ -131,3 +174,33 @@ def test_a_file_that_passes_no_setting_keyword_is_not_walked() -> None:
     positional = "import torch\ntorch.set_float32_matmul_precision('high')\n"
     document = Document("train.py", positional, "python", tree=ast.parse(positional))
     assert [(s.name, s.value) for s in python_settings(document)] == [("tf32_matmul_precision", "high")]
+
+
+def test_the_setting_scan_finds_what_one_expression_of_all_keywords_finds() -> None:
+    """The keyword scan (str.find per keyword) answers may_pass_a_setting as one regular expression of every
+    keyword would, and finds at least every place that expression matches (lines only widen a pruned walk)."""
+    import re
+
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    from precisionlint.frameworks.python_calls import (
+        _POSITIONAL_CALLS,
+        _SETTING_KEYWORDS,
+        _setting_offsets,
+        may_pass_a_setting,
+    )
+
+    expression = re.compile(r"\b(?:" + "|".join(_SETTING_KEYWORDS) + r")(?:\s|\\|#[^\n]*)*=")
+    pieces = st.sampled_from([*_SETTING_KEYWORDS, "set_float32_matmul_precision", "=", "==", " ", "\n", "\\\n",
+                              "# c", "x", "_", "(", ",", "self.", "1", "mixed_", "fp16_"])
+
+    @settings(max_examples=500, deadline=None)
+    @given(st.lists(pieces, max_size=10).map("".join))
+    def agrees(text: str) -> None:
+        expected = [m.start() for m in expression.finditer(text)]
+        found = set(_setting_offsets(text))
+        assert set(expected) <= found
+        assert may_pass_a_setting(text) == bool(expected or any(name in text for name in _POSITIONAL_CALLS))
+
+    agrees()

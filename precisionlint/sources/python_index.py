@@ -20,6 +20,7 @@ Document, so any pass (framework settings, rules) can read it without walking ag
 from __future__ import annotations
 
 import ast
+from bisect import bisect_left
 from typing import Any
 
 from precisionlint.model import Document
@@ -32,9 +33,12 @@ _CHILD_FIELDS: dict[type, tuple[str, ...]] = {}
 
 
 class PythonIndex:
-    __slots__ = ("tree", "nodes", "imports", "calls", "assigned", "_statements", "_blocks", "_aliases", "_constants")
+    __slots__ = ("tree", "nodes", "imports", "calls", "assigned", "_statements", "_blocks", "_aliases", "_constants",
+                 "pruned")
 
-    def __init__(self, tree: ast.Module) -> None:
+    def __init__(self, tree: ast.Module, lines: list[int] | None = None) -> None:
+        """`lines`, sorted, prunes the walk for a pass that wants only the calls written on those lines (see
+        `on_lines`); None walks everything."""
         self.tree = tree
         self.nodes: list[ast.AST] = [tree]
         self.imports: list[ast.Import | ast.ImportFrom] = []
@@ -44,7 +48,11 @@ class PythonIndex:
         self._blocks: dict[int, tuple[ast.AST, list[ast.stmt]]] = {}  # id(statement) -> (parent, block)
         self._aliases: dict[str, str] | None = None
         self._constants: dict[str, Any] | None = None
-        self._walk(tree)
+        self.pruned = lines is not None
+        if lines is None:
+            self._walk(tree)
+        else:
+            self._walk_lines(tree, lines)
 
     @classmethod
     def of(cls, document: Document) -> PythonIndex:
@@ -94,6 +102,74 @@ class PythonIndex:
                             blocks.setdefault(id(item), (node, value))
                     for item in value:
                         if isinstance(item, AST):
+                            append(item)
+
+    @classmethod
+    def on_lines(cls, document: Document, lines: list[int]) -> PythonIndex:
+        """The document's index for a pass that wants only the calls written on `lines` (sorted, 1-based): every
+        statement is walked (imports, assignments, blocks and expression statements are complete), but an
+        expression is walked only when its lines take in one of `lines`. The calls found are those of the whole
+        walk on those lines, in the whole walk's order: a breadth-first walk that leaves whole subtrees out
+        keeps the order of the rest. The whole index, when another pass built it already, serves as it is."""
+        index = document.__dict__.get("_python_index")
+        if index is not None:
+            return index  # type: ignore[no-any-return]
+        return cls(document.tree, lines)
+
+    def _walk_lines(self, tree: ast.AST, lines: list[int]) -> None:
+        """_walk, leaving out the expressions (and what hangs under them) whose lines take in none of `lines`.
+        Statements, exception handlers and match cases are always walked."""
+        imports, calls, assigned = self.imports, self.calls, self.assigned
+        statements, blocks = self._statements, self._blocks
+        AST, Call, Expr, Import, ImportFrom, Name = ast.AST, ast.Call, ast.Expr, ast.Import, ast.ImportFrom, ast.Name
+        always = (ast.stmt, ast.excepthandler, ast.match_case)
+        children = _CHILD_FIELDS
+        count = len(lines)
+
+        def wanted(node: ast.AST) -> bool:
+            if isinstance(node, always):
+                return True
+            first = getattr(node, "lineno", None)
+            if first is None:
+                return True  # arguments, comprehensions, with-items: no lines of their own
+            position = bisect_left(lines, first)
+            return position < count and lines[position] <= (node.end_lineno or first)  # type: ignore[attr-defined]
+
+        found = self.nodes
+        append = found.append
+        position = 0
+        while position < len(found):
+            node = found[position]
+            position += 1
+            kind = type(node)
+            if kind is Call:
+                calls.append(node)  # type: ignore[arg-type]
+            elif kind is Expr:
+                statements[id(node.value)] = node  # type: ignore[attr-defined,assignment]
+            elif kind is Import or kind is ImportFrom:
+                imports.append(node)  # type: ignore[arg-type]
+            elif kind in _ASSIGNS:
+                targets: list[ast.expr] = node.targets if kind is ast.Assign else [node.target]  # type: ignore[attr-defined]
+                for target in targets:
+                    if type(target) is Name:
+                        assigned[target.id] = assigned.get(target.id, 0) + 1
+            fields = children.get(kind)
+            if fields is None:
+                fields = children[kind] = tuple(f for f in kind._fields if f not in _LEAF_FIELDS)
+            for field in fields:
+                try:
+                    value = getattr(node, field)
+                except AttributeError:
+                    continue
+                if isinstance(value, AST):
+                    if wanted(value):
+                        append(value)
+                elif isinstance(value, list):
+                    if field in _BLOCK_FIELDS:
+                        for item in value:
+                            blocks.setdefault(id(item), (node, value))
+                    for item in value:
+                        if isinstance(item, AST) and wanted(item):
                             append(item)
 
     def import_aliases(self) -> dict[str, str]:
