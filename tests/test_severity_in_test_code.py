@@ -125,3 +125,47 @@ def test_bf16_region_advice_names_a_scaler_only_where_the_file_trains(tmp_path: 
     assert generate[1:3] == ("PL302", "warning")
     assert generate[3].endswith("use dtype=torch.float16")
     assert [f[2] for f in _hardware(tmp_path, "tests/test_step.py", REGIONS, "V100")] == ["info", "info"]
+
+
+@pytest.mark.parametrize(
+    "name,text,severity,advice",
+    [
+        ("train.yaml", "trainer:\n  accelerator: gpu\n  precision: transformer-engine\n", "error", "'bf16-mixed'"),
+        ("composer.yaml", "run_name: x\nprecision: amp_fp8\nmax_duration: 10ba\n", "error", "'amp_bf16'"),
+        # Accelerate falls back to fp16 with a warning: the run goes on, in another precision
+        ("accelerate.yaml", "compute_environment: LOCAL_MACHINE\ndistributed_type: 'NO'\nmixed_precision: fp8\n",
+         "warning", "'bf16'"),
+        ("tests/test_fp8.yaml", "trainer:\n  accelerator: gpu\n  precision: transformer-engine\n", "info",
+         "'bf16-mixed'"),
+    ],
+)
+def test_fp8_advice_speaks_the_framework_and_weighs_the_effect(tmp_path: Path, name: str, text: str,
+                                                               severity: str, advice: str) -> None:
+    target = tmp_path / name
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(text)
+    (tmp_path / "precisionlint.toml").write_text("")
+    result = CliRunner().invoke(
+        main, ["check", "--config", str(tmp_path / "precisionlint.toml"), "--no-cache", "--output-format", "json",
+               "--exit-zero", "--gpu", "A100", "--select", "PL304", str(target)],
+    )
+    [finding] = json.loads(result.output)
+    assert finding["severity"] == severity
+    assert finding["message"].endswith(f"use {advice}")
+
+
+def test_emulated_bf16_selection_is_information_in_tests(tmp_path: Path) -> None:
+    text = "import torch\n\ndtype = torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16\n"
+    found = {}
+    for name in ("train.py", "tests/test_dtype.py"):
+        target = tmp_path / name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(text)
+        (tmp_path / "precisionlint.toml").write_text("")
+        result = CliRunner().invoke(
+            main, ["check", "--config", str(tmp_path / "precisionlint.toml"), "--no-cache", "--output-format",
+                   "json", "--exit-zero", "--gpu", "V100", "--select", "PL306", str(target)],
+        )
+        [finding] = json.loads(result.output)
+        found[name] = finding["severity"]
+    assert found == {"train.py": "warning", "tests/test_dtype.py": "info"}

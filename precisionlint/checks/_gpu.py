@@ -105,7 +105,7 @@ def autocast_uses(ctx: CheckContext) -> Iterator[AutocastUse]:
 
 def framework_label(setting: Setting) -> str:
     return {"lightning": "Lightning", "hf": "Transformers", "accelerate": "Accelerate", "deepspeed": "DeepSpeed",
-            "torch": "PyTorch"}.get(setting.framework, setting.framework)
+            "torch": "PyTorch", "composer": "Composer"}.get(setting.framework, setting.framework)
 
 
 def shown(setting: Setting) -> str:

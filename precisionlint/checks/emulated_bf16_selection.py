@@ -3,7 +3,8 @@ Finds a training dtype chosen with `torch.cuda.is_bf16_supported()` (`dtype = to
 torch.cuda.is_bf16_supported() else torch.float16`, `bf16=torch.cuda.is_bf16_supported()`, an `if` that
 picks `"bf16"`) when a target GPU has no native bfloat16 (NVIDIA below compute capability 8.0: V100, T4,
 GTX/RTX 20xx). Calls with `including_emulation=False` are not reported, nor projects that declare a torch
-older than 2.3. Runs only with target GPUs (`--gpu`, or `gpus = [...]` in the configuration).
+older than 2.3. Runs only with target GPUs (`--gpu`, or `gpus = [...]` in the configuration). In test code
+the finding is information: a test picks a dtype to exercise it, not to train on the target GPUs.
 
 ## Why is this bad?
 Since PyTorch 2.3 `torch.cuda.is_bf16_supported()` also answers True where bfloat16 is only emulated (it
@@ -39,6 +40,7 @@ import ast
 from collections.abc import Iterator
 
 from precisionlint.checks import CheckContext
+from precisionlint.checks._attribution import is_test_code
 from precisionlint.model import Edit, Finding, Fix, Severity
 from precisionlint.script.scopes import scoped_nodes
 from precisionlint.sources.python_index import walk
@@ -66,6 +68,7 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
     if not lacking:
         return
     model = ctx.script
+    in_tests = is_test_code(ctx.document.path)  # a test picks a dtype to exercise it, not to train on the fleet
     torch = ctx.project.version("torch")
     if torch is not None and torch.all_below((2, 3)):
         return  # before 2.3 the call answered False on these GPUs
@@ -86,6 +89,7 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
                 "float16; "
                 "pass `including_emulation=False` (or test `torch.cuda.get_device_capability() >= (8, 0)`)",
                 fix=_fix(ctx, call),
+                severity=Severity.INFO if in_tests else None,
             )
 
 

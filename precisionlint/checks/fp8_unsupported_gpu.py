@@ -7,8 +7,11 @@ capability 8.9 (everything before Ada Lovelace and Hopper, including the A100), 
 FP8 matmuls need FP8 tensor cores: compute capability 8.9 (L4, L40S, RTX 4090) or 9.0+ (H100, H200, B200).
 NVIDIA Transformer Engine, which Lightning's `"transformer-engine"` precision uses, refuses to run FP8 below
 8.9 ("Device compute capability 8.9 or higher required for FP8 execution"), so the run fails as soon as
-training starts. Accelerate warns and falls back to fp16 mixed precision below 8.9, so the run silently trains
-in another precision than the config says.
+training starts (an error). Accelerate warns and falls back to fp16 mixed precision below 8.9, so the run
+trains in another precision than the config says (a warning). The suggested replacement is written in the
+framework's own vocabulary (Lightning `'bf16-mixed'`, Accelerate `'bf16'`, Composer `'amp_bf16'`, axolotl
+`bf16: true`; the fp16 spelling where a target GPU lacks bf16 too). In test code the finding is information: a
+test exercises FP8 on purpose.
 
 ## Example
 ```yaml
@@ -38,6 +41,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from precisionlint.checks import CheckContext
+from precisionlint.checks._attribution import is_test_code
 from precisionlint.model import Finding, Severity
 
 CODE = "PL304"
@@ -49,6 +53,11 @@ READS = "any-framework"
 NEEDS_GPU = True
 
 
+# Each framework's own spelling of the 16-bit precision to use instead: (bf16, fp16 with loss scaling).
+_INSTEAD = {"lightning": ("'bf16-mixed'", "'16-mixed'"), "accelerate": ("'bf16'", "'fp16'"),
+            "composer": ("'amp_bf16'", "'amp_fp16'"), "axolotl": ("`bf16: true`", "`fp16: true`")}
+
+
 def check(ctx: CheckContext) -> Iterator[Finding]:
     from precisionlint.checks._gpu import framework_label, names, precision_settings, shown, targets
 
@@ -56,18 +65,27 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
     if not lacking:
         return
     where = names(lacking)
-    instead = "bf16-mixed" if all(g.bf16 for g in lacking) else "16-mixed"
+    bf16 = all(g.bf16 for g in lacking)
+    in_tests = is_test_code(ctx.document.path)
     for setting, mode in precision_settings(ctx):
         if mode.dtype != "fp8":
             continue
+        severity = None
         if setting.framework == "accelerate":
             effect = "Accelerate warns and falls back to fp16 mixed precision"
-            instead_here = "bf16" if instead == "bf16-mixed" else "fp16"
-        else:
+            severity = Severity.WARNING  # the run goes on, in another precision than the config says
+        elif setting.framework in ("lightning", "composer"):
             effect = "Transformer Engine refuses to run FP8 there"
-            instead_here = instead
+        else:
+            effect = "FP8 matmuls need FP8 tensor cores"
+        spellings = _INSTEAD.get(setting.framework)
+        if spellings is not None:
+            instead = spellings[0] if bf16 else spellings[1]
+        else:
+            instead = "bf16 mixed precision" if bf16 else "fp16 mixed precision with loss scaling"
         yield ctx.report(
             setting.span,
             f"FP8 ({framework_label(setting)} {shown(setting)}) on {where}, without FP8 tensor cores (needs "
-            f"compute capability 8.9+): {effect}; use {instead_here!r}",
+            f"compute capability 8.9+): {effect}; use {instead}",
+            severity=Severity.INFO if in_tests else severity,
         )
