@@ -215,6 +215,18 @@ def test_show_frameworks_names_the_reader_and_the_evidence(tmp_path: Path) -> No
         in shown.stdout
 
 
+def test_show_frameworks_reads_launchers_and_notebooks_without_failing(tmp_path: Path) -> None:
+    """A shell launcher's tree is its launch commands, not a mapping: --show-frameworks stopped with an internal
+    error at the first launcher with no precision setting (LLaVA-NeXT's scripts)."""
+    (tmp_path / "finetune.sh").write_text("#!/bin/bash\ndeepspeed llava/train/train_mem.py --bf16 True\n")
+    (tmp_path / "run.yaml").write_text("max_duration: 10ep\nglobal_train_batch_size: 8\nprecision: amp_bf16\n")
+    shown = subprocess.run([sys.executable, "-m", "precisionlint", "check", "--show-frameworks", "."],
+                           cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert shown.returncode == 0, shown.stderr
+    assert "finetune.sh: no precision settings" in shown.stdout
+    assert "run.yaml:\n  composer at line 3" in shown.stdout
+
+
 @pytest.mark.skipif(sys.version_info >= (3, 12), reason="this Python parses PEP 695")
 def test_newer_python_grammar_is_information_and_does_not_fail_the_run(tmp_path: Path) -> None:
     (tmp_path / "train.py").write_text("import torch\n\n\ndef first[T](xs: list[T]) -> T:\n    return xs[0]\n\n"

@@ -72,8 +72,9 @@ def _write_document(document: Document, stream: TextIO) -> None:
 
 
 def _unclaimed(document: Document) -> list[str]:
-    """Precision-looking keys of a config no framework claimed (to say why nothing checks them)."""
-    if document.format == "python":
+    """Precision-looking keys of a config no framework claimed (to say why nothing checks them). Only config
+    trees have keys: a script, a notebook or a shell launcher (whose tree is its launch commands) has none."""
+    if document.format not in ("toml", "yaml", "json"):
         return []
     from precisionlint.sources.tree import roots
 
