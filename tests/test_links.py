@@ -241,3 +241,21 @@ def test_a_cached_launcher_result_follows_a_rewrite_of_its_script_that_keeps_siz
     os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
     assert path.stat().st_size == before.st_size
     assert codes() == []
+
+
+def test_a_file_that_says_deepspeed_but_builds_no_training_arguments_is_not_walked_for_them() -> None:
+    """TrainingArguments(deepspeed=...) is matched by the class name written at the call, so a file that never
+    writes one (DeepSpeed's or Lightning's own code) is not walked for it; one that does is."""
+    import ast
+
+    from precisionlint.model import Document
+    from precisionlint.project.links import python_links
+
+    strategy = "import deepspeed\n\nclass Strategy:\n    def setup(self):\n        deepspeed.initialize(model=m)\n"
+    document = Document("strategy.py", strategy, "python", tree=ast.parse(strategy))
+    assert list(python_links(document)) == []
+    assert "_python_index" not in document.__dict__
+    script = "from transformers import TrainingArguments as TA, TrainingArguments\n" \
+             "args = TrainingArguments('out', deepspeed='ds_config.json', fp16=True)\n"
+    document = Document("train.py", script, "python", tree=ast.parse(script))
+    assert [link.link.literal for link in python_links(document)] == ["ds_config.json"]

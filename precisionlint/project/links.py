@@ -126,7 +126,13 @@ def python_links(document: Document) -> Iterator[CallLink]:
     """`TrainingArguments(..., deepspeed="ds_config.json")` with a literal path (or a name bound to a config
     loaded from one)."""
     tree = document.tree
-    if not isinstance(tree, ast.Module) or "deepspeed" not in document.text:
+    text = document.text
+    if not isinstance(tree, ast.Module) or "deepspeed" not in text:
+        return
+    # The class is matched by the name written at the call, so the text spells it: DeepSpeed's and Lightning's
+    # own code says "deepspeed" on every page and builds no TrainingArguments. A name that is not ASCII may be
+    # normalised to one by the parser.
+    if text.isascii() and not any(name in text for name in HF_ARGUMENT_CLASSES):
         return
     from precisionlint.sources.positions import node_offsets
     from precisionlint.sources.python_index import PythonIndex
