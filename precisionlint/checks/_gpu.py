@@ -80,10 +80,18 @@ def autocast_uses(ctx: CheckContext) -> Iterator[AutocastUse]:
     a dtype that cannot be resolved is unknown, not wrong. The script model fills an omitted dtype with the
     device's default (cuda: float16), so `torch.autocast("cuda")` counts as float16; with `**kwargs` in the
     call the dtype may hide there, so an omitted one is not assumed.
+
+    A file whose GPU regions write both float16 and bfloat16 (`autocast(dtype=torch.float16)` in one arm,
+    `autocast(dtype=torch.bfloat16)` in the other: Accelerate's and alpaca_farm's precision helpers, a script
+    with `--fp16`/`--bf16` switches) offers both; which runs is its caller's choice, made elsewhere, so none of
+    its explicit regions is reported as the wrong 16-bit type for the target GPUs.
     """
     if ctx.document.format != "python":
         return
     model = ctx.script
+    written = {_DTYPES.get(str(r.dtype).rsplit(".", 1)[-1]) for r in model.autocast_regions
+               if r.dtype_explicit and r.enabled is not False and r.device in (None, "cuda")}
+    offers_both = {"fp16", "bf16"} <= written
     backward = model.events_of("backward", "scaled_backward", "framework_backward")
     reached = {id(region) for event in backward for region in event.reached}
     file_trains = bool(backward or model.events_of("optimizer_step", "scaler_step") or model.optimizers
@@ -98,6 +106,8 @@ def autocast_uses(ctx: CheckContext) -> Iterator[AutocastUse]:
         if region.dtype is None or (not explicit and (device is None or region.unpacked)):
             continue
         short = _DTYPES.get(str(region.dtype).rsplit(".", 1)[-1])
+        if offers_both and explicit and short in ("fp16", "bf16"):
+            continue
         if short is not None:
             trains = "loss" if id(region) in reached else "file" if file_trains else "none"
             yield AutocastUse(region, short, explicit, trains)

@@ -16,7 +16,9 @@ On these GPUs, fp16 mixed precision with loss scaling is the fast 16-bit mode (V
 against 15.7 float32). On a fleet, the finding names the GPUs that lack bf16: the config must run well on every
 one of them. For an autocast region in a file where nothing trains (no backward, optimizer step or
 GradScaler: inference) the advice is float16 alone, with no loss to scale. In test code the finding is
-information: a test picks bf16 to exercise it, not to train on the target GPUs.
+information: a test picks bf16 to exercise it, not to train on the target GPUs. A file whose autocast
+regions write both bfloat16 and float16 (a precision helper, `--bf16`/`--fp16` switches) offers both, and which
+runs is chosen elsewhere: its regions are not reported.
 
 ## Example
 ```yaml

@@ -26,7 +26,9 @@ region's outputs reach a backward in the file, information where the file trains
 not seen reaching a loss (a validation pass), and there is none where nothing in the file trains (no backward,
 optimizer step or GradScaler: an inference script, or a library helper applying a precision its caller chose),
 since for inference float16 keeps more mantissa bits than bf16 and has no loss to scale. In test code the
-finding is information.
+finding is information. A file whose autocast regions write both float16 and bfloat16 (a precision helper, a
+script with `--fp16`/`--bf16` switches) offers both, and which runs is chosen elsewhere: its regions are not
+reported.
 
 ## Example
 ```toml
