@@ -34,6 +34,8 @@ SHAPES = {
     "block scalars": "trainer:\n  precision: |\n    16\n  note: >\n    folded\n    text\n",
     "sequences": "- precision: 16\n- - nested\n  - list\n-\n- last\n",
     "anchors": "base: &b\n  precision: 16\nrun:\n  <<: *b\n  devices: 2\nother: *b\n",
+    "ampersand in a block scalar": "steps:\n  - run: |\n      python train.py &> log.txt\n      echo a & b\n"
+                                   "precision: 16\nflow: [a&b, x & y]\n",
     "tags": "a: !!str 16\nb: !custom x\nprecision: 16\n",
     # HyperPyYAML (SpeechBrain): local tags on scalars, empty values, mappings and sequences, flow and block
     "local tags": "seed: 1234\n__set_seed: !apply:speechbrain.utils.seed_everything [!ref <seed>]\n"
@@ -159,19 +161,36 @@ def test_scalar_extents_on_every_position_of_the_shapes() -> None:
                     assert walker._scalar_end(start, flow, key) == _scalar_end_by_character(text, start, flow, key)
 
 
-# The text test that sends a file to the round-trip path, as one pattern: the faster test must agree with it.
-_UNUSUAL = re.compile(r"[\r\ufeff]|^%|^\s*\?(?:\s|$)|(?:^|[\s\[{,])(?:&|!!|!<)\S", re.MULTILINE)
+# The text test that sends a file to the round-trip path, as patterns: the faster test must agree with them. What
+# looks like an anchor counts only when libyaml's parser reads an anchor there (or rejects the text).
+_UNUSUAL = re.compile(r"[\r\ufeff]|^%|^\s*\?(?:\s|$)|(?:^|[\s\[{,])(?:!!|!<)\S", re.MULTILINE)
+_MAYBE_ANCHOR = re.compile(r"(?:^|[\s\[{,])&\S", re.MULTILINE)
+
+
+def _unusual_by_patterns(text: str) -> bool:
+    return bool(_UNUSUAL.search(text)) or (bool(_MAYBE_ANCHOR.search(text)) and yaml_check._anchored(text))
 
 
 @settings(max_examples=600, deadline=None)
-@given(st.text(alphabet="a :#,[]{}\t\r\n\ufeff\u2028\x85%?&!<>-", max_size=20))
+@given(st.text(alphabet="a :#,[]{}\t\r\n\ufeff\u2028\x85%?&!<>-|", max_size=20))
 def test_the_unusual_text_test_is_the_pattern(text: str) -> None:
-    assert yaml_check._unusual(text) == bool(_UNUSUAL.search(text))
+    assert yaml_check._unusual(text) == _unusual_by_patterns(text)
 
 
 def test_the_unusual_text_test_on_the_shapes() -> None:
     for text in SHAPES.values():
-        assert yaml_check._unusual(text) == bool(_UNUSUAL.search(text))
+        assert yaml_check._unusual(text) == _unusual_by_patterns(text)
+
+
+def test_an_ampersand_in_a_block_scalar_is_not_an_anchor() -> None:
+    """A workflow's shell step (`run.sh &> log`) keeps the file on this path; a real anchor does not."""
+    if yaml_check._tools() is None:
+        pytest.skip("PyYAML with libyaml is not installed: every file takes the round-trip path")
+    assert not yaml_check._unusual(SHAPES["ampersand in a block scalar"])
+    assert yaml_check._unusual(SHAPES["anchors"])
+    assert yaml_check._unusual("a: &x 1\n")  # an anchor no alias names
+    assert yaml_check._unusual("a: !local &x 1\n")  # after a local tag
+    assert yaml_check._unusual("a: [&x 1\n")  # libyaml rejects it: the round-trip path reports it
 
 
 @settings(max_examples=1500, deadline=None)
