@@ -49,10 +49,7 @@ class PythonIndex:
         self._aliases: dict[str, str] | None = None
         self._constants: dict[str, Any] | None = None
         self.pruned = lines is not None
-        if lines is None:
-            self._walk(tree)
-        else:
-            self._walk_lines(tree, lines)
+        self._walk(tree, lines)
 
     @classmethod
     def of(cls, document: Document) -> PythonIndex:
@@ -61,13 +58,28 @@ class PythonIndex:
             index = document.__dict__["_python_index"] = cls(document.tree)
         return index  # type: ignore[no-any-return]
 
-    def _walk(self, tree: ast.AST) -> None:
+    def _walk(self, tree: ast.AST, lines: list[int] | None) -> None:
         # ast.walk, inlined: the same breadth-first order over the same children (ast.iter_child_nodes). The
-        # nodes found are the work list, so the list is the walk's order once it is done.
+        # nodes found are the work list, so the list is the walk's order once it is done. With `lines`, an
+        # expression (and what hangs under it) whose lines take in none of them is left out; statements,
+        # exception handlers and match cases are always walked.
         imports, calls, assigned = self.imports, self.calls, self.assigned
         statements, blocks = self._statements, self._blocks
         AST, Call, Expr, Import, ImportFrom, Name = ast.AST, ast.Call, ast.Expr, ast.Import, ast.ImportFrom, ast.Name
         children = _CHILD_FIELDS
+        prune = lines is not None
+        always = (ast.stmt, ast.excepthandler, ast.match_case)
+        count = len(lines) if lines is not None else 0
+
+        def wanted(node: ast.AST) -> bool:
+            if isinstance(node, always):
+                return True
+            first = getattr(node, "lineno", None)
+            if first is None:
+                return True  # arguments, comprehensions, with-items: no lines of their own
+            position = bisect_left(lines, first)  # type: ignore[arg-type]
+            return position < count and lines[position] <= (node.end_lineno or first)  # type: ignore[attr-defined,index]
+
         found = self.nodes
         append = found.append
         position = 0
@@ -95,13 +107,14 @@ class PythonIndex:
                 except AttributeError:
                     continue
                 if isinstance(value, AST):
-                    append(value)
+                    if not prune or wanted(value):
+                        append(value)
                 elif isinstance(value, list):
                     if field in _BLOCK_FIELDS:
                         for item in value:
                             blocks.setdefault(id(item), (node, value))
                     for item in value:
-                        if isinstance(item, AST):
+                        if isinstance(item, AST) and (not prune or wanted(item)):
                             append(item)
 
     @classmethod
@@ -115,62 +128,6 @@ class PythonIndex:
         if index is not None:
             return index  # type: ignore[no-any-return]
         return cls(document.tree, lines)
-
-    def _walk_lines(self, tree: ast.AST, lines: list[int]) -> None:
-        """_walk, leaving out the expressions (and what hangs under them) whose lines take in none of `lines`.
-        Statements, exception handlers and match cases are always walked."""
-        imports, calls, assigned = self.imports, self.calls, self.assigned
-        statements, blocks = self._statements, self._blocks
-        AST, Call, Expr, Import, ImportFrom, Name = ast.AST, ast.Call, ast.Expr, ast.Import, ast.ImportFrom, ast.Name
-        always = (ast.stmt, ast.excepthandler, ast.match_case)
-        children = _CHILD_FIELDS
-        count = len(lines)
-
-        def wanted(node: ast.AST) -> bool:
-            if isinstance(node, always):
-                return True
-            first = getattr(node, "lineno", None)
-            if first is None:
-                return True  # arguments, comprehensions, with-items: no lines of their own
-            position = bisect_left(lines, first)
-            return position < count and lines[position] <= (node.end_lineno or first)  # type: ignore[attr-defined]
-
-        found = self.nodes
-        append = found.append
-        position = 0
-        while position < len(found):
-            node = found[position]
-            position += 1
-            kind = type(node)
-            if kind is Call:
-                calls.append(node)  # type: ignore[arg-type]
-            elif kind is Expr:
-                statements[id(node.value)] = node  # type: ignore[attr-defined,assignment]
-            elif kind is Import or kind is ImportFrom:
-                imports.append(node)  # type: ignore[arg-type]
-            elif kind in _ASSIGNS:
-                targets: list[ast.expr] = node.targets if kind is ast.Assign else [node.target]  # type: ignore[attr-defined]
-                for target in targets:
-                    if type(target) is Name:
-                        assigned[target.id] = assigned.get(target.id, 0) + 1
-            fields = children.get(kind)
-            if fields is None:
-                fields = children[kind] = tuple(f for f in kind._fields if f not in _LEAF_FIELDS)
-            for field in fields:
-                try:
-                    value = getattr(node, field)
-                except AttributeError:
-                    continue
-                if isinstance(value, AST):
-                    if wanted(value):
-                        append(value)
-                elif isinstance(value, list):
-                    if field in _BLOCK_FIELDS:
-                        for item in value:
-                            blocks.setdefault(id(item), (node, value))
-                    for item in value:
-                        if isinstance(item, AST) and wanted(item):
-                            append(item)
 
     def import_aliases(self) -> dict[str, str]:
         """Local name -> dotted origin for the module's imports (top level and inside functions); where a name
