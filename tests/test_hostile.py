@@ -330,18 +330,25 @@ def test_duplicate_keys_in_every_format(tmp_path: Path) -> None:
     # Every format reports the later key, the one that overrides (TOML as a parse error).
     (tmp_path / "dup.yaml").write_text("trainer:\n  precision: 16\n  precision: bf16-mixed\n")
     (tmp_path / "dup.toml").write_text('[trainer_config]\nprecision = "16"\nprecision = "bf16-mixed"\n')
-    # Legal JSON: Python's json keeps the last value and DeepSpeed refuses the file, so a DeepSpeed config is checked
-    # last-wins and its repetition is an error of duplicate-key.
+    # Legal JSON: Python's json keeps the last value (as Transformers and Accelerate read a DeepSpeed config) and
+    # DeepSpeed refuses the path it opens itself, so a DeepSpeed config is checked last-wins and its repetition is
+    # a warning of duplicate-key that says both.
     (tmp_path / "dup.json").write_text('{\n  "fp16": {"enabled": true},\n  "fp16": {"enabled": false}\n}\n')
     (tmp_path / "nested.json").write_text('{"a": [{"fp16": 1}, {"fp16": 2}], "b": {"fp16": 1}, "fp16": {}}\n')
     code, output = check(tmp_path, ".")
     assert "dup.yaml:3:3: PL004 [warning] key 'precision' appears 2 times" in output
     assert "dup.yaml:2:" not in output and "dup.yaml:3:3: PL001" not in output
     assert "dup.toml:3:1: PL001 [error] invalid TOML" in output
-    assert "dup.json:3:3: PL004 [error] key 'fp16' appears 2 times" in output and "PL001" not in output.replace(
+    assert "dup.json:3:3: PL004 [warning] key 'fp16' appears 2 times" in output and "PL001" not in output.replace(
         "dup.toml:3:1: PL001", "")
     assert "dup.json:2:" not in output
     assert "nested.json" not in output  # the same key in different objects is fine
+    # A DeepSpeed config in JSON named .yaml (Accelerate's deepspeed_config_file) is read with json.load too.
+    (tmp_path / "zero3.yaml").write_text('{\n  "bf16": {"enabled": true},\n  "bf16": {"enabled": false}\n}\n')
+    code, output = check(tmp_path, "zero3.yaml")
+    assert "zero3.yaml:3:3: PL004 [warning] key 'bf16' appears 2 times" in output
+    assert "Python's json (as Transformers and Accelerate read a DeepSpeed config) keeps" in output
+    assert "PyYAML" not in output
 
 
 def test_a_duplicate_key_is_one_finding_whose_related_locations_follow_each_copy(tmp_path: Path) -> None:

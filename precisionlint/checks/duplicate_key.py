@@ -12,9 +12,12 @@ believes it, while the job runs with the `precision: bf16-true` three lines belo
 file as PyYAML loads it (last value wins) and reports the duplicate.
 
 JSON's grammar allows a repeated name (RFC 8259 only says names SHOULD be unique), and Python's `json`, which
-the Transformers Trainer, Accelerate and Coqui TTS read configs with, keeps the last value; DeepSpeed loads its
-config with a hook that refuses the file ("Duplicate keys in DeepSpeed config"). A JSON file is checked
-last-wins too; the finding is an error when the file holds DeepSpeed settings, a warning otherwise.
+the Transformers Trainer, Accelerate and Coqui TTS read configs with, keeps the last value. A DeepSpeed config
+is read two ways: Transformers and Accelerate open it with `json.load` (the last value wins, and the job runs
+with it) and hand DeepSpeed a dict; DeepSpeed itself, when it is given the path (`deepspeed --deepspeed_config
+ds.json`, `deepspeed.initialize(config="ds.json")`), loads it with a hook that refuses the file ("Duplicate keys
+in DeepSpeed config"). Which one reads a file is not known from the file, so the finding is a warning and says
+both. A JSON document in a `.yaml` file (Accelerate's `deepspeed_config_file: zero3.yaml`) is read the same way.
 
 Only files that may hold a precision setting are read (the same quick text filter as every config rule).
 
@@ -60,13 +63,18 @@ READS = "yaml, json"
 
 
 def check(ctx: CheckContext) -> Iterator[Finding]:
-    severity: Severity | None = None
     readers, refusal = "PyYAML and OmegaConf", "strict YAML loaders refuse the file"
-    if ctx.document.format == "json":
-        readers, refusal = "Python's json", "DeepSpeed refuses the file"
+    document = ctx.document
+    json_text = document.format == "json" or document.text.lstrip("\ufeff \t\r\n").startswith("{")
+    if json_text:
+        readers, refusal = "Python's json", "other JSON readers may keep the first or refuse the file"
         if any(setting.framework == "deepspeed" for setting in ctx.settings):
-            severity = Severity.ERROR  # a DeepSpeed config: the job will not start
-    keep = "keeps" if ctx.document.format == "json" else "keep"
+            # Transformers and Accelerate json.load a DeepSpeed config (the job runs with the last value);
+            # DeepSpeed refuses the file only when it opens the path itself.
+            readers = "Python's json (as Transformers and Accelerate read a DeepSpeed config)"
+            refusal = ("DeepSpeed refuses the file when it is given the path itself "
+                       "(`--deepspeed_config`, `deepspeed.initialize(config=path)`)")
+    keep = "keeps" if json_text else "keep"
     for key, positions in ctx.document.duplicate_keys:
         lines = ", ".join(str(line) for line, _ in positions)
         shown = key if len(key) <= 60 else key[:57] + "..."
@@ -83,4 +91,4 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
             what = f"an earlier '{shown}', ignored by {readers}"
         related = tuple(Related(SAME_FILE, Span.point(at_line, at_column, len(key)), what)
                         for at_line, at_column in earlier)
-        yield ctx.report(Span.point(line, column, len(key)), message, severity=severity, related=related)
+        yield ctx.report(Span.point(line, column, len(key)), message, related=related)
