@@ -113,6 +113,29 @@ def autocast_uses(ctx: CheckContext) -> Iterator[AutocastUse]:
             yield AutocastUse(region, short, explicit, trains)
 
 
+# Each framework's own spelling of a precision to suggest instead: (bf16 mixed, fp16 mixed with loss scaling,
+# float32). A framework not listed gets the words, not a spelling.
+INSTEAD: dict[str, tuple[str, str, str]] = {
+    "lightning": ("'bf16-mixed'", "'16-mixed'", "'32-true'"),
+    "accelerate": ("'bf16'", "'fp16'", "'no'"),
+    "composer": ("'amp_bf16'", "'amp_fp16'", "'fp32'"),
+    "axolotl": ("`bf16: true`", "`fp16: true`", "neither `bf16` nor `fp16`"),
+    "hf": ("`bf16: true`", "`fp16: true`", "neither `bf16` nor `fp16`"),  # `bf16=True` in a Python call
+}
+_INSTEAD_WORDS = ("bf16 mixed precision", "fp16 mixed precision with loss scaling", "float32")
+
+
+def instead(setting: Setting, dtype: str) -> str:
+    """The precision to suggest instead ("bf16", "fp16" or "fp32"), in the setting's framework's own words."""
+    column = ("bf16", "fp16", "fp32").index(dtype)
+    spellings = INSTEAD.get(setting.framework)
+    if spellings is None:
+        return _INSTEAD_WORDS[column]
+    if setting.framework == "hf" and setting.format == "python":
+        return spellings[column].replace(": true", "=True")  # TrainingArguments(fp16=True)
+    return spellings[column]
+
+
 def framework_label(setting: Setting) -> str:
     return {"lightning": "Lightning", "hf": "Transformers", "accelerate": "Accelerate", "deepspeed": "DeepSpeed",
             "torch": "PyTorch", "composer": "Composer"}.get(setting.framework, setting.framework)

@@ -61,17 +61,30 @@ NEEDS_GPU = True
 
 
 def check(ctx: CheckContext) -> Iterator[Finding]:
-    from precisionlint.checks._gpu import autocast_uses, framework_label, names, precision_settings, shown, targets
+    from precisionlint.checks._gpu import (
+        INSTEAD,
+        autocast_uses,
+        framework_label,
+        instead,
+        names,
+        precision_settings,
+        shown,
+        targets,
+    )
 
     lacking = [g for g in targets(ctx) if not g.bf16]
     if not lacking:
         return
     where = names(lacking)
-    alternative = ("use 16-mixed (fp16 with loss scaling)" if all(g.fast_fp16 for g in lacking)
-                   else "use 32-true (fp16 is not faster either on this GPU)")
+    fast_fp16 = all(g.fast_fp16 for g in lacking)
     for setting, mode in precision_settings(ctx):
         if mode.dtype != "bf16":
             continue
+        if fast_fp16:
+            alternative = f"use {instead(setting, 'fp16')}" + (
+                " (fp16 with loss scaling)" if setting.framework in INSTEAD else "")
+        else:
+            alternative = f"use {instead(setting, 'fp32')} (fp16 is not faster either on this GPU)"
         yield ctx.report(
             setting.span,
             f"bf16 ({framework_label(setting)} {shown(setting)}) on {where}, without native bf16: PyTorch "

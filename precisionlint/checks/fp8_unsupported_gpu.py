@@ -53,13 +53,8 @@ READS = "any-framework"
 NEEDS_GPU = True
 
 
-# Each framework's own spelling of the 16-bit precision to use instead: (bf16, fp16 with loss scaling).
-_INSTEAD = {"lightning": ("'bf16-mixed'", "'16-mixed'"), "accelerate": ("'bf16'", "'fp16'"),
-            "composer": ("'amp_bf16'", "'amp_fp16'"), "axolotl": ("`bf16: true`", "`fp16: true`")}
-
-
 def check(ctx: CheckContext) -> Iterator[Finding]:
-    from precisionlint.checks._gpu import framework_label, names, precision_settings, shown, targets
+    from precisionlint.checks._gpu import framework_label, instead, names, precision_settings, shown, targets
 
     lacking = [g for g in targets(ctx) if not g.fp8]
     if not lacking:
@@ -78,14 +73,10 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
             effect = "Transformer Engine refuses to run FP8 there"
         else:
             effect = "FP8 matmuls need FP8 tensor cores"
-        spellings = _INSTEAD.get(setting.framework)
-        if spellings is not None:
-            instead = spellings[0] if bf16 else spellings[1]
-        else:
-            instead = "bf16 mixed precision" if bf16 else "fp16 mixed precision with loss scaling"
+        suggested = instead(setting, "bf16" if bf16 else "fp16")
         yield ctx.report(
             setting.span,
             f"FP8 ({framework_label(setting)} {shown(setting)}) on {where}, without FP8 tensor cores (needs "
-            f"compute capability 8.9+): {effect}; use {instead}",
+            f"compute capability 8.9+): {effect}; use {suggested}",
             severity=Severity.INFO if in_tests else severity,
         )
