@@ -20,6 +20,8 @@ FILES = {
     "trainer.toml": ("[trainer_config]\nprecision = \"bf16-mixed\"\n", "use '16-mixed' (fp16 with loss scaling)"),
     "composer.yaml": ("precision: amp_bf16\nmax_duration: 1ep\nmodel:\n  name: mpt_causal_lm\n"
                       "optimizer:\n  name: decoupled_adamw\n", "use 'amp_fp16' (fp16 with loss scaling)"),
+    "torchtune.yaml": ("model:\n  _component_: torchtune.models.llama3_2.llama3_2_1b\ndtype: bf16\nepochs: 1\n",
+                       "use `dtype: fp32` (its recipes refuse fp16)"),
     "ds_config.json": ('{"train_micro_batch_size_per_gpu": 4, "bf16": {"enabled": true}}\n',
                        "use fp16 mixed precision with loss scaling"),
 }

@@ -121,19 +121,24 @@ INSTEAD: dict[str, tuple[str, str, str]] = {
     "composer": ("'amp_bf16'", "'amp_fp16'", "'fp32'"),
     "axolotl": ("`bf16: true`", "`fp16: true`", "neither `bf16` nor `fp16`"),
     "hf": ("`bf16: true`", "`fp16: true`", "neither `bf16` nor `fp16`"),  # `bf16=True` in a Python call
-}
+    "torchtune": ("`dtype: bf16`", "", "`dtype: fp32`"),  # its recipes refuse fp16 ("full fp16 training is not
+}                                                         # supported with this recipe")
+# Frameworks that refuse fp16 training: on a GPU without bf16 the advice is float32.
+NO_FP16 = frozenset({"torchtune"})
 _INSTEAD_WORDS = ("bf16 mixed precision", "fp16 mixed precision with loss scaling", "float32")
 
 
 def instead(setting: Setting, dtype: str) -> str:
-    """The precision to suggest instead ("bf16", "fp16" or "fp32"), in the setting's framework's own words."""
+    """The precision to suggest instead ("bf16", "fp16" or "fp32"), in the setting's framework's own words (its
+    float32 where it has no fp16)."""
     column = ("bf16", "fp16", "fp32").index(dtype)
     spellings = INSTEAD.get(setting.framework)
     if spellings is None:
         return _INSTEAD_WORDS[column]
+    spelled = spellings[column] or spellings[2]  # no fp16 in that framework: float32
     if setting.framework == "hf" and setting.format == "python":
-        return spellings[column].replace(": true", "=True")  # TrainingArguments(fp16=True)
-    return spellings[column]
+        return spelled.replace(": true", "=True")  # TrainingArguments(fp16=True)
+    return spelled
 
 
 def framework_label(setting: Setting) -> str:

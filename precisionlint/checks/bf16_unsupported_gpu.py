@@ -63,6 +63,7 @@ NEEDS_GPU = True
 def check(ctx: CheckContext) -> Iterator[Finding]:
     from precisionlint.checks._gpu import (
         INSTEAD,
+        NO_FP16,
         autocast_uses,
         framework_label,
         instead,
@@ -80,7 +81,9 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
     for setting, mode in precision_settings(ctx):
         if mode.dtype != "bf16":
             continue
-        if fast_fp16:
+        if setting.framework in NO_FP16:
+            alternative = f"use {instead(setting, 'fp32')} (its recipes refuse fp16)"
+        elif fast_fp16:
             alternative = f"use {instead(setting, 'fp16')}" + (
                 " (fp16 with loss scaling)" if setting.framework in INSTEAD else "")
         else:
