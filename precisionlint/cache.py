@@ -6,7 +6,7 @@ As ruff does, a result is stored under a key that names everything it depends on
                  results of older code), the Python version (the `ast` it parses with), the resolved rules
                  (code, name, severity), the target GPUs and the per-file limits. One cache file per settings
                  key: a run with `--select X` keeps its own results and does not push out the full run's.
-  entry key      the file's analysis identity (engine.analysis_identity): a hash of its bytes, its format, its
+  entry key      the file's analysis identity (engine.identity_of): a hash of its bytes, its format, its
                  file name and the context key (the hashes of other files and pins its findings depend on).
 
 Only complete results are stored: never a file whose analysis failed inside precisionlint (PL009) or stopped at

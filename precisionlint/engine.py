@@ -162,8 +162,6 @@ class ContextKey(Protocol):
     rule that reads other files: the pins it reads, and for a file that names others, its folder and the
     files it can name). See precisionlint.project.context."""
 
-    def __call__(self, source: SourceFile, data: bytes) -> str: ...
-
     def portable(self, source: SourceFile) -> str:
         """The part of the key that holds for any content at this path and does not name the folder."""
         ...
@@ -377,10 +375,6 @@ def content_digest(data: bytes) -> str:
     return blake2b(data, digest_size=16).hexdigest()
 
 
-def context_of(source: SourceFile, options: EngineOptions, data: bytes) -> str:
-    return options.context_key(source, data) if options.context_key is not None else ""
-
-
 # The folder names that an analysis reads from a file's path: test suites (checks/_attribution.py), folders of
 # code that trains nothing (checks/true_half_precision_training.py) and Lightning's `trainer/` config groups
 # (frameworks/lightning.py). A rule that looks at another folder name must add it here, or copies of one
@@ -394,19 +388,14 @@ def folder_words(display: str) -> str:
     return ",".join(sorted({part for part in parts if part in FOLDER_WORDS}))
 
 
-def analysis_identity(source: SourceFile, data: bytes, context: str) -> str:
-    """What one analysis of `data` depends on: its content, its format, its file name, the folder names the
-    analysis reads and the context key. Files with the same identity get the same findings (each under its own
-    path), so the engine analyses one and copies the result to the others, and the cache stores results
-    under it.
+def identity_of(source: SourceFile, digest: str, context: str) -> str:
+    """What one analysis of a content (by its digest) depends on: the content, its format, its file name, the
+    folder names the analysis reads and the context key. Files with the same identity get the same findings
+    (each under its own path), so the engine analyses one and copies the result to the others, and the cache
+    stores results under it.
 
     The analysis reads a file's path only through its format, its name and FOLDER_WORDS: whoever makes
     findings depend on more of the path, or on other files, must put that into the context key."""
-    return identity_of(source, content_digest(data), context)
-
-
-def identity_of(source: SourceFile, digest: str, context: str) -> str:
-    """analysis_identity, from the content's digest."""
     return f"{digest}:{source.format}:{file_name(source)}:{folder_words(source.display)}:{context}"
 
 

@@ -66,7 +66,7 @@ _AFTER_KEYWORD = re.compile(r"(?:\s|\\|#[^\n]*)*=")  # what may stand between a 
 _POSITIONAL_CALLS = tuple(name for call in CALLS if call.positional for name in call.names)
 
 
-def _setting_offsets(text: str, first_only: bool = False) -> list[int]:
+def _setting_offsets(text: str) -> list[int]:
     """Where a keyword of CALLS starts a word and is followed by `=` (after any spaces, line continuations or
     comments), or a call that takes its setting positionally is named: each keyword is found with str.find, a
     few times faster than one regular expression of them all on a framework's code, where `precision` is on
@@ -78,28 +78,27 @@ def _setting_offsets(text: str, first_only: bool = False) -> list[int]:
             before = text[start - 1] if start else " "
             if not (before.isalnum() or before == "_") and _AFTER_KEYWORD.match(text, start + len(keyword)):
                 found.append(start)
-                if first_only:
-                    return found
             start = text.find(keyword, start + 1)
     for name in _POSITIONAL_CALLS:
         start = text.find(name)
         while start != -1:
             found.append(start)
-            if first_only:
-                return found
             start = text.find(name, start + 1)
     return found
 
 
 def _setting_lines(text: str) -> list[int] | None:
-    """The lines (1-based, sorted) where a call of CALLS can carry a setting (_setting_offsets). None where lines
-    cannot be counted as the parser counts them from the text alone (a carriage return; a name the parser may
-    normalise)."""
-    if "\r" in text or not text.isascii():
+    """The lines (1-based, sorted) where a call of CALLS can carry a setting (_setting_offsets): none when no
+    call can. None where any line may, since lines cannot be counted as the parser counts them from the text
+    alone (a name the parser may normalise; a carriage return)."""
+    if not text.isascii():
+        return None
+    offsets = _setting_offsets(text)
+    if offsets and "\r" in text:
         return None
     lines: list[int] = []
     line, counted = 1, 0
-    for offset in sorted(_setting_offsets(text)):
+    for offset in sorted(offsets):
         line += text.count("\n", counted, offset)
         counted = offset
         if not lines or lines[-1] != line:
@@ -110,7 +109,7 @@ def _setting_lines(text: str) -> list[int] | None:
 def may_pass_a_setting(text: str) -> bool:
     """False only when no call of CALLS in the file can carry a setting: no keyword of theirs is followed by
     `=`, and no call that takes its setting positionally is named. Not ruled out when the text is not ASCII."""
-    return not text.isascii() or bool(_setting_offsets(text, first_only=True))
+    return _setting_lines(text) != []
 
 
 def import_aliases(tree: ast.Module) -> dict[str, str]:
@@ -148,9 +147,11 @@ def python_settings(document: Document) -> list[Setting]:
     settings: list[Setting] = []
     if mmengine.MARKER in document.text:
         settings.extend(_mmengine_settings(document))
-    if not may_call_a_framework(document.text) or not may_pass_a_setting(document.text):
+    if not may_call_a_framework(document.text):
         return settings  # most training scripts import torch but construct no Trainer: no walk at all
     lines = _setting_lines(document.text)
+    if lines == []:
+        return settings  # Trainer named (a hint, an import) but no precision keyword passed: no walk either
     # Only the calls written on the lines that pass a setting: a framework's own code names Trainer in every
     # file and passes a precision in few places (pytorch-lightning: a fifth of the nodes walked).
     index = PythonIndex.of(document) if lines is None else PythonIndex.on_lines(document, lines)

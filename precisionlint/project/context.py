@@ -85,9 +85,6 @@ class ProjectContext:
     def reads_folder(self, source: SourceFile, data: bytes) -> bool:
         return names_other_files(source.format, data)
 
-    def __call__(self, source: SourceFile, data: bytes) -> str:
-        return self.key(source, self.reads_folder(source, data))
-
     def key(self, source: SourceFile, reads_folder: bool) -> str:
         """The key of a content at this path, given what names_other_files said of it."""
         key = self.portable(source)
