@@ -169,3 +169,27 @@ def test_emulated_bf16_selection_is_information_in_tests(tmp_path: Path) -> None
         [finding] = json.loads(result.output)
         found[name] = finding["severity"]
     assert found == {"train.py": "warning", "tests/test_dtype.py": "info"}
+
+
+@pytest.mark.parametrize(
+    "gpu,code,config",
+    [
+        # DeepSpeed's own test suite keeps fp16 configs (tests/model/*.json) to exercise its fp16 path
+        ("A100", "PL301", '{"train_batch_size": 8, "fp16": {"enabled": true}}\n'),
+        ("V100", "PL302", '{"train_batch_size": 8, "bf16": {"enabled": true}}\n'),
+    ],
+)
+def test_hardware_settings_are_information_in_tests(tmp_path: Path, gpu: str, code: str, config: str) -> None:
+    found = {}
+    for name in ("configs/ds_config.json", "tests/model/ds_config.json"):
+        target = tmp_path / name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(config)
+        (tmp_path / "precisionlint.toml").write_text("")
+        result = CliRunner().invoke(
+            main, ["check", "--config", str(tmp_path / "precisionlint.toml"), "--no-cache", "--output-format",
+                   "json", "--exit-zero", "--gpu", gpu, "--select", code, str(target)],
+        )
+        [finding] = json.loads(result.output)
+        found[name] = finding["severity"]
+    assert found == {"configs/ds_config.json": "warning", "tests/model/ds_config.json": "info"}

@@ -78,6 +78,7 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
         return
     where = names(lacking)
     fast_fp16 = all(g.fast_fp16 for g in lacking)
+    in_tests = is_test_code(ctx.document.path)  # settings and regions alike: a test exercises bf16 on purpose
     for setting, mode in precision_settings(ctx):
         if mode.dtype != "bf16":
             continue
@@ -92,8 +93,8 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
             setting.span,
             f"bf16 ({framework_label(setting)} {shown(setting)}) on {where}, without native bf16: PyTorch "
             f"emulates it with no tensor-core speed-up; {alternative}",
+            severity=Severity.INFO if in_tests else None,
         )
-    in_tests = is_test_code(ctx.document.path)
     for use in autocast_uses(ctx):
         if use.dtype != "bf16":
             continue

@@ -3,8 +3,10 @@ Finds a training dtype chosen with `torch.cuda.is_bf16_supported()` (`dtype = to
 torch.cuda.is_bf16_supported() else torch.float16`, `bf16=torch.cuda.is_bf16_supported()`, an `if` that
 picks `"bf16"`) when a target GPU has no native bfloat16 (NVIDIA below compute capability 8.0: V100, T4,
 GTX/RTX 20xx). Calls with `including_emulation=False` are not reported, nor projects that declare a torch
-older than 2.3. Runs only with target GPUs (`--gpu`, or `gpus = [...]` in the configuration). In test code
-the finding is information: a test picks a dtype to exercise it, not to train on the target GPUs.
+older than 2.3, nor a branch that lists bf16 beside other dtypes (`[torch.half, torch.bfloat16]`, the dtypes
+a device can run): that enumerates, it picks nothing. Runs only with target GPUs (`--gpu`, or `gpus = [...]`
+in the configuration). In test code the finding is information: a test picks a dtype to exercise it, not to
+train on the target GPUs.
 
 ## Why is this bad?
 Since PyTorch 2.3 `torch.cuda.is_bf16_supported()` also answers True where bfloat16 is only emulated (it
@@ -57,6 +59,8 @@ FIXABLE = True
 _APIS = ("torch.cuda.is_bf16_supported",)
 # String values that name bf16 as a dtype or precision setting (not any text that mentions it).
 _BF16_VALUES = frozenset({"bf16", "bfloat16", "bf16-mixed", "bf16-true", "bf16_mixed", "torch.bfloat16"})
+# Other dtypes, written as torch attributes or strings: listed beside bf16 they make an enumeration.
+_OTHER_DTYPES = frozenset({"float16", "half", "float32", "float", "fp16", "fp32", "float64", "double"})
 
 
 def check(ctx: CheckContext) -> Iterator[Finding]:
@@ -94,12 +98,25 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
 
 
 
+def _is_bf16(node: ast.AST) -> bool:
+    return (isinstance(node, ast.Attribute) and node.attr == "bfloat16") or (
+        isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value in _BF16_VALUES)
+
+
+def _is_other_dtype(node: ast.AST) -> bool:
+    return (isinstance(node, ast.Attribute) and node.attr in _OTHER_DTYPES) or (
+        isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value in _OTHER_DTYPES)
+
+
 def _mentions_bf16(nodes: list[ast.AST]) -> bool:
+    """A branch that picks bf16. A list of dtypes holding bf16 beside another one (`return [torch.half,
+    torch.bfloat16]`: the dtypes a device can run, for a test to loop over) enumerates; it picks nothing."""
+    enumerated: set[int] = set()
     for root in nodes:
         for node in walk(root):
-            if isinstance(node, ast.Attribute) and node.attr in ("bfloat16",):
-                return True
-            if isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value in _BF16_VALUES:
+            if isinstance(node, (ast.List, ast.Tuple, ast.Set)) and any(_is_other_dtype(e) for e in node.elts):
+                enumerated.update(id(e) for e in node.elts)
+            elif id(node) not in enumerated and _is_bf16(node):
                 return True
     return False
 

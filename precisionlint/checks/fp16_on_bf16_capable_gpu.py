@@ -95,6 +95,9 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
         return  # one GPU without native bf16 makes fp16 the right choice for the whole fleet
     where = names(gpus)
     fp16_only = _fp16_only_scopes(ctx)
+    # A test suite's configs and calls pick fp16 to exercise it (DeepSpeed's tests/model/*.json), not to train on
+    # the target GPUs: information there, for settings as for autocast regions.
+    in_tests = is_test_code(ctx.document.path)
     for setting, mode in precision_settings(ctx):
         if mode.dtype != "fp16" or mode.kind != "mixed" or setting.scope in fp16_only:
             continue
@@ -104,8 +107,8 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
             f"{'has' if len(gpus) == 1 else 'all have'} native bf16: use bf16 mixed precision, as fast and "
             "without loss scaling",
             fix=_settings_fix(ctx, setting),
+            severity=Severity.INFO if in_tests else None,
         )
-    in_tests = is_test_code(ctx.document.path)
     for use in autocast_uses(ctx):
         if use.dtype != "fp16" or use.trains == "none":
             continue  # nothing in the file trains: float16 inference keeps more mantissa bits than bf16

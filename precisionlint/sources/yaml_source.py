@@ -14,7 +14,7 @@ from typing import Any
 
 from precisionlint.model import Document
 from precisionlint.model import line_starts as _line_starts
-from precisionlint.sources import LimitError, Limits, SourceError
+from precisionlint.sources import LimitError, Limits, NotCheckable, SourceError
 from precisionlint.sources.positions import universal_line_starts
 from precisionlint.sources.tree import Entry, Node, NodeBudget, whole_line_range
 from precisionlint.sources.yaml_duplicates import resolve_duplicates
@@ -125,6 +125,13 @@ def _flow_too_deep(text: str, max_depth: int) -> bool:
     return False
 
 
+# A template action outside a comment: Helm's `{{- if .Values.queue }}`, `parallelism: {{ $nodes }}`, Jinja's
+# `{% for ... %}`. A chart's `templates/*.yaml` or a Jinja-rendered config becomes YAML only once a tool renders
+# it; read as it is, it does not parse, and that is not a mistake in the file. (A template whose actions all sit
+# inside quoted strings parses and is checked like any YAML.)
+_TEMPLATE_ACTION = re.compile(r"^[^#\n]*?(\{\{.*?\}\}|\{%.*?%\})", re.MULTILINE)
+
+
 def load(path: str, text: str, limits: Limits) -> Document:
     import warnings
 
@@ -139,6 +146,8 @@ def load(path: str, text: str, limits: Limits) -> Document:
             warnings.simplefilter("ignore")
             documents = list(loader.load_all(text))
     except MarkedYAMLError as exc:
+        if _TEMPLATE_ACTION.search(text):
+            raise NotCheckable("a template: Helm or Jinja actions make it YAML only once rendered") from None
         mark = exc.problem_mark or exc.context_mark
         line, column = (mark.line + 1, mark.column + 1) if mark is not None else (1, 1)
         problem = exc.problem or exc.context or "invalid YAML"

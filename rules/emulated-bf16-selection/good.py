@@ -22,3 +22,10 @@ def native_bf16_only() -> torch.dtype:
     if torch.cuda.is_bf16_supported() and torch.cuda.get_device_capability() >= (8, 0):
         return torch.bfloat16
     return torch.float16
+
+
+def autocast_dtypes() -> list[torch.dtype]:
+    # the dtypes a test loops over: bf16 is listed beside float16, not chosen over it
+    if torch.cuda.is_bf16_supported():
+        return [torch.half, torch.bfloat16]
+    return [torch.half]
