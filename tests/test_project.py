@@ -360,3 +360,32 @@ def test_deprecated_amp_api_is_a_note_where_no_declared_torch_warns(tmp_path: Pa
                                   "train.py").stdout)
     assert finding["severity"] == severity
     assert ("does not warn yet" in finding["message"]) == (severity == "info")
+
+
+def test_the_torch_of_an_official_base_image_is_a_pin(tmp_path: Path) -> None:
+    """`FROM pytorch/pytorch:1.10.0-...` (directly or through an ARG default, as MLCommons' reference benchmarks
+    write it) is the torch the image runs: on 1.10 `torch.cuda.amp` does not warn yet, so deprecated-amp-api is
+    information. A `pip install torch==...` in the final stage replaces the base image's torch; an earlier build
+    stage, or an image tag without a release (NVIDIA's monthly containers, `latest`), says nothing."""
+    _write(tmp_path, {
+        "bench/setup.py": "from setuptools import setup\nsetup(name='bench')\n",
+        "bench/Dockerfile": (
+            "ARG FROM_IMAGE_NAME=pytorch/pytorch:1.10.0-cuda11.3-cudnn8-devel\n"
+            "# ARG FROM_IMAGE_NAME=nvcr.io/nvidia/pytorch:22.01-py3\n"
+            "FROM ${FROM_IMAGE_NAME}\n"
+            "RUN pip install --no-cache-dir -r requirements.txt\n"
+        ),
+        "bench/train.py": "import torch\n\nscaler = torch.cuda.amp.GradScaler()\n",
+        "upgraded/setup.py": "from setuptools import setup\nsetup(name='upgraded')\n",
+        "upgraded/Dockerfile": "FROM pytorch/pytorch:1.13.0-cuda11.6-cudnn8-devel AS base\nRUN pip install torch==2.4.1\n",
+        "staged/setup.py": "from setuptools import setup\nsetup(name='staged')\n",
+        "staged/Dockerfile": "FROM pytorch/pytorch:2.1.0-cuda11.8-cudnn8-devel AS build\nFROM nvcr.io/nvidia/pytorch:24.06-py3\n",
+    })
+    bench = project_for(str(tmp_path / "bench" / "train.py")).version("torch")
+    assert bench is not None and bench.declared("torch") == (
+        "torch==1.10.0 (Dockerfile FROM pytorch/pytorch:1.10.0-cuda11.3-cudnn8-devel)")
+    assert project_for(str(tmp_path / "upgraded" / "x.py")).version("torch").describe() == "==2.4.1"
+    assert project_for(str(tmp_path / "staged" / "x.py")).version("torch") is None
+    result = _check(tmp_path, "--select", "deprecated-amp-api", "--output-format", "json", "bench")
+    [finding] = json.loads(result.stdout)
+    assert finding["severity"] == "info" and "the declared torch==1.10 does not warn yet" in finding["message"]

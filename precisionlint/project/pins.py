@@ -3,7 +3,8 @@
 pyproject.toml (PEP 621 `dependencies`, `optional-dependencies`, `requires-python`, `[dependency-groups]`,
 Poetry's `[tool.poetry.*dependencies]`), requirements*.txt (with `-r` / `-c` includes), setup.py (literal
 `install_requires` / `python_requires` read through `ast`, never executed), setup.cfg, conda's
-environment.yml and the `pip install` commands of a Dockerfile's RUN instructions. `python` is recorded like a
+environment.yml, and a Dockerfile's `pip install` commands in RUN instructions and the torch release of its
+official PyTorch base image (`FROM pytorch/pytorch:1.10.0-cuda11.3-cudnn8-devel`). `python` is recorded like a
 package. Anything unreadable yields nothing: a broken pin file is not this tool's finding, and unknown stays
 unknown.
 """
@@ -321,8 +322,19 @@ def read_dockerfile(text: str, pins: Pins, source: str = "Dockerfile") -> None:
         pending = ""
     if pending:
         logical.append(pending)
+    arguments: dict[str, str] = {}
+    base: tuple[str, str] | None = None  # (image, torch release) of the last stage (the stage that runs)
+    installed = False  # a pip install in that stage names torch: what it installs is what runs
     for instruction in logical:
         keyword, _, rest = instruction.partition(" ")
+        if keyword.upper() == "ARG":
+            name, equals, default = rest.strip().partition("=")
+            if equals:
+                arguments[name.strip()] = default.strip().strip("'\"")
+            continue
+        if keyword.upper() == "FROM":
+            base, installed = _base_image_torch(rest, arguments), False
+            continue
         if keyword.upper() != "RUN":
             continue
         for command in _SHELL_SEPARATOR.split(rest):
@@ -343,5 +355,25 @@ def read_dockerfile(text: str, pins: Pins, source: str = "Dockerfile") -> None:
                     continue
                 if "$" in word or "/" in word or word.startswith("."):
                     continue
+                installed = installed or normalize(_NAME.sub(r"\1", word)) == "torch"
                 add_requirement(pins, word, source)
+    if base is not None and not installed:
+        image, release = base
+        _add(pins, "torch", parse_specifier(f"=={release}", f"{source} FROM {image}: torch=={release}"))
+
+
+# The official PyTorch images are tagged with the torch release they hold: `pytorch/pytorch:1.10.0-cuda11.3-
+# cudnn8-devel`, `pytorch/pytorch:2.5.0-cuda12.4-cudnn9-runtime`. (Other images, NVIDIA's monthly containers
+# among them, ship pre-release builds whose API is not that of any release: they say nothing here.)
+_PYTORCH_IMAGE = re.compile(r"^(?:docker\.io/)?pytorch/pytorch:(\d+\.\d+(?:\.\d+)?)(?:-|$)")
+
+
+def _base_image_torch(rest: str, arguments: dict[str, str]) -> tuple[str, str] | None:
+    """(image, torch release) of `FROM image [AS name]`, `${ARG}` / `$ARG` taken from the ARG defaults above."""
+    words = [w for w in rest.split() if not w.startswith("--")]  # --platform=...
+    if not words:
+        return None
+    image = re.sub(r"\$\{(\w+)\}|\$(\w+)", lambda m: arguments.get(m.group(1) or m.group(2), "$"), words[0])
+    match = _PYTORCH_IMAGE.match(image)
+    return (image, match.group(1)) if match else None
 
