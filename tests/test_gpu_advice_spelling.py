@@ -38,3 +38,16 @@ def test_bf16_on_a_gpu_without_it_suggests_fp16_in_the_reader_s_own_words(tmp_pa
         assert findings[name].endswith(advice), (name, findings[name])
         if name not in ("trainer.toml",):
             assert "16-mixed" not in findings[name], (name, findings[name])
+
+
+def test_a_message_names_the_framework_by_its_title(tmp_path: Path) -> None:
+    """NeMo's Megatron trainer builder reads `trainer.precision` (MLCommons' mixtral8x22b recipe): the message
+    names NeMo, not the internal name of the framework's table."""
+    (tmp_path / "megatron_sft.yaml").write_text(
+        "trainer:\n  devices: 8\n  accelerator: gpu\n  precision: bf16\n"
+        "model:\n  tensor_model_parallel_size: 2\n  pipeline_model_parallel_size: 1\n  micro_batch_size: 1\n"
+    )
+    result = CliRunner().invoke(main, ["check", "--no-cache", "--no-progress", "--gpu", "V100", "--select", "PL302",
+                                       "--output-format", "json", str(tmp_path)])
+    [finding] = json.loads(result.output)
+    assert finding["message"].startswith("bf16 (NeMo precision='bf16') on V100"), finding["message"]

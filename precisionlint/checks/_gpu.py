@@ -142,8 +142,15 @@ def instead(setting: Setting, dtype: str) -> str:
 
 
 def framework_label(setting: Setting) -> str:
-    return {"lightning": "Lightning", "hf": "Transformers", "accelerate": "Accelerate", "deepspeed": "DeepSpeed",
-            "torch": "PyTorch", "composer": "Composer"}.get(setting.framework, setting.framework)
+    """How a message names the framework that reads the setting: its own title ("NeMo (Megatron)",
+    "SpeechBrain"), not the internal name of its table ("nemo")."""
+    short = {"lightning": "Lightning", "hf": "Transformers", "accelerate": "Accelerate", "deepspeed": "DeepSpeed",
+             "torch": "PyTorch", "composer": "Composer", "nemo": "NeMo"}.get(setting.framework)
+    if short is not None:
+        return short
+    from precisionlint.frameworks.registry import title
+
+    return title(setting.framework)
 
 
 def shown(setting: Setting) -> str:
