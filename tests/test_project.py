@@ -389,3 +389,21 @@ def test_the_torch_of_an_official_base_image_is_a_pin(tmp_path: Path) -> None:
     result = _check(tmp_path, "--select", "deprecated-amp-api", "--output-format", "json", "bench")
     [finding] = json.loads(result.stdout)
     assert finding["severity"] == "info" and "the declared torch==1.10 does not warn yet" in finding["message"]
+
+
+def test_a_part_s_own_requirements_file_is_read(tmp_path: Path) -> None:
+    """A repository of several parts names each part's list after it (Vision Mamba: det/det-requirements.txt
+    pins torch==2.1.2+cu121 for its detectron2 copy, vim/vim_requirements.txt): they are requirements files."""
+    _write(tmp_path, {
+        "det/setup.py": "from setuptools import setup\nsetup(name='det')\n",
+        "det/det-requirements.txt": "torch==2.1.2+cu121\nfvcore\n",
+        "det/engine/train_loop.py": "import torch\n\nscaler = torch.cuda.amp.GradScaler()\n",
+        "seg/setup.py": "from setuptools import setup\nsetup(name='seg')\n",
+        "seg/seg_requirements.txt": "torch==1.12.1\n",
+        "seg/notes_requirements.md": "torch==9.9\n",
+    })
+    assert project_for(str(tmp_path / "det" / "engine" / "train_loop.py")).version("torch").describe() == "==2.1.2"
+    assert project_for(str(tmp_path / "seg" / "x.py")).version("torch").describe() == "==1.12.1"
+    result = _check(tmp_path, "--select", "deprecated-amp-api", "--output-format", "json", "det")
+    [finding] = json.loads(result.stdout)
+    assert finding["severity"] == "info"

@@ -34,9 +34,9 @@ with autocast("cuda", dtype=torch.float16):
 ## Fix safety
 Safe when the project declares a torch version that has the replacement: `torch.amp.GradScaler` needs torch
 2.3, `torch.amp.custom_fwd(device_type=...)` 2.4, and `torch.amp.autocast` is marked safe from 2.0 (versions
-come from `pyproject.toml`, `requirements*.txt`, `setup.py`/`setup.cfg`, `environment.yml`, or
-`[tool.precisionlint] target-versions`). Where the declared floor is older, or no torch version is declared,
-the fix is unsafe and its description names the torch version it needs.
+come from `pyproject.toml`, `requirements*.txt` (or `*_requirements.txt`), `setup.py`/`setup.cfg`,
+`environment.yml`, a Dockerfile, or `[tool.precisionlint] target-versions`). Where the declared floor is
+older, or no torch version is declared, the fix is unsafe and its description names the torch version it needs.
 
 The fix rewrites the module path (`torch.cuda.amp` -> `torch.amp`, keeping the root alias such as `th`
 and every `as` alias), adds `"cuda"` (or `"cpu"`) as the first argument of each call, names the positional

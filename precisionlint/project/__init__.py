@@ -89,7 +89,7 @@ class Directory:
         pins = self._pins if self._pins is not None else {}
         for name in self.pin_files():
             path = os.path.join(self.path, name)
-            if name.lower().startswith("requirements"):
+            if readers.is_requirements(name):
                 readers.read_requirements(path, pins, display=name)
                 continue
             text = read_text(path)

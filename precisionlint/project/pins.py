@@ -275,9 +275,17 @@ def read_target_versions(table: Any, pins: Pins, source: str) -> None:
             pins[normalize(str(name))] = found
 
 
+def is_requirements(name: str) -> bool:
+    """requirements.txt, requirements-dev.txt, requirements_gpu.txt, and a project part's own list named after
+    it: vim_requirements.txt, det-requirements.txt (Vision Mamba's parts each pin their torch so)."""
+    stem, dot, suffix = name.lower().rpartition(".")
+    return bool(dot) and suffix in ("txt", "in") and (
+        stem.startswith("requirements") or stem.endswith(("_requirements", "-requirements")))
+
+
 def requirement_files(names: Iterable[str]) -> list[str]:
-    """requirements.txt, requirements-dev.txt, requirements_gpu.txt ... in a directory listing."""
-    return sorted(n for n in names if n.lower().startswith("requirements") and n.lower().endswith((".txt", ".in")))
+    """The requirements files of a directory listing."""
+    return sorted(n for n in names if is_requirements(n))
 
 
 def is_dockerfile(name: str) -> bool:

@@ -62,8 +62,9 @@ RECENT_PER_DOCUMENT = 4
 # Configuration files, the formats check reads (a config may name any of them), and the files that declare
 # versions or launch a script (pins and launchers that the project's rules read with a file).
 WATCHED = ("**/pyproject.toml", "**/precisionlint.toml", "**/.precisionlint.toml", "**/*.json", "**/*.yaml",
-           "**/*.yml", "**/*.toml", "**/*.py", "**/*.ipynb", "**/*.sh", "**/requirements*.txt", "**/setup.cfg",
-           "**/environment.yml", "**/environment.yaml", "**/Dockerfile*", "**/*.Dockerfile", "**/Containerfile*")
+           "**/*.yml", "**/*.toml", "**/*.py", "**/*.ipynb", "**/*.sh", "**/requirements*.txt",
+           "**/*_requirements.txt", "**/*-requirements.txt", "**/setup.cfg", "**/environment.yml",
+           "**/environment.yaml", "**/Dockerfile*", "**/*.Dockerfile", "**/Containerfile*")
 # Jupyter notebooks, whatever the cells' language (check reads every code cell as Python).
 NOTEBOOK_SYNC = types.NotebookDocumentSyncOptions(
     notebook_selector=[types.NotebookDocumentFilterWithCells(
