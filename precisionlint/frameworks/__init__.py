@@ -79,10 +79,18 @@ def _sections(root: Any) -> Iterator[tuple[str, Any, tuple[str, ...], tuple[Row,
 
 def _unresolved_in_config(text: str, start: int, value: Any) -> bool:
     """A value the config's loader fills in later: an OmegaConf/Hydra interpolation (`${export.dtype}`), Hydra's
-    mandatory `???`, or a tagged YAML scalar (HyperPyYAML's `!ref <precision>`, a custom constructor)."""
+    mandatory `???`, a tagged YAML scalar (HyperPyYAML's `!ref <precision>`, a custom constructor), or a
+    template's placeholder that a tool renders before any trainer reads the file (Helm's
+    `"{{ .Values.precision }}"`, Jinja's `"{{ precision }}"`)."""
     if text.startswith("!", start) and not text.startswith("!!", start):
         return True  # a local tag (`!ref`, `!new:`): its constructor decides the value; `!!str` etc. are data
-    return isinstance(value, str) and ("${" in value or value == "???")
+    return isinstance(value, str) and ("${" in value or value == "???" or _placeholder(value))
+
+
+def _placeholder(value: str) -> bool:
+    opening = value.find("{{")
+    return (opening >= 0 and value.find("}}", opening + 2) >= 0) or (
+        "{%" in value and "%}" in value[value.find("{%") + 2:])
 
 
 def config_settings(document: Document, root: Any) -> list[Setting]:
