@@ -193,3 +193,15 @@ def test_hardware_settings_are_information_in_tests(tmp_path: Path, gpu: str, co
         [finding] = json.loads(result.output)
         found[name] = finding["severity"]
     assert found == {"configs/ds_config.json": "warning", "tests/model/ds_config.json": "info"}
+
+
+def test_fp16_region_advice_names_a_gradscaler_only_where_the_file_has_one(tmp_path: Path) -> None:
+    """torchao's float8 FSDP test trains under `torch.autocast("cuda")` with no GradScaler: the advice to use
+    bfloat16 stands, but there is no GradScaler to drop."""
+    unscaled = REGIONS.replace("def train_step(model, batch, optimizer, scaler):",
+                               "def train_step(model, batch, optimizer):")
+    unscaled = unscaled.replace("    scaler.scale(loss).backward()\n    scaler.step(optimizer)\n    scaler.update()\n",
+                                "    loss.backward()\n    optimizer.step()\n")
+    (train, _) = _hardware(tmp_path, "train/step.py", unscaled, "A100")
+    assert train[:3] == (5, "PL301", "warning")
+    assert train[3].endswith("use dtype=torch.bfloat16, as fast and without loss scaling"), train[3]

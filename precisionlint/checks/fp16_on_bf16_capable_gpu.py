@@ -115,7 +115,9 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
         how = "dtype=float16" if use.explicit else "no dtype (CUDA autocast defaults to float16)"
         gpus_have = f"on {where}, which {'has' if len(gpus) == 1 else 'all have'} native bf16"
         if use.trains == "loss":
-            advice = "use dtype=torch.bfloat16, as fast and without loss scaling (drop the GradScaler too)"
+            advice = "use dtype=torch.bfloat16, as fast and without loss scaling"
+            if ctx.script.has_scaler_evidence():  # only a file that scales its loss has a GradScaler to drop
+                advice += " (drop the GradScaler too)"
         else:
             advice = ("if a loss computed here is trained on, dtype=torch.bfloat16 is as fast and needs no loss "
                       "scaling")
