@@ -377,15 +377,21 @@ def test_the_torch_of_an_official_base_image_is_a_pin(tmp_path: Path) -> None:
         ),
         "bench/train.py": "import torch\n\nscaler = torch.cuda.amp.GradScaler()\n",
         "upgraded/setup.py": "from setuptools import setup\nsetup(name='upgraded')\n",
-        "upgraded/Dockerfile": "FROM pytorch/pytorch:1.13.0-cuda11.6-cudnn8-devel AS base\nRUN pip install torch==2.4.1\n",
+        "upgraded/Dockerfile": ("FROM pytorch/pytorch:1.13.0-cuda11.6-cudnn8-devel AS base\n"
+                                "RUN pip install torch==2.4.1\n"),
         "staged/setup.py": "from setuptools import setup\nsetup(name='staged')\n",
-        "staged/Dockerfile": "FROM pytorch/pytorch:2.1.0-cuda11.8-cudnn8-devel AS build\nFROM nvcr.io/nvidia/pytorch:24.06-py3\n",
+        "staged/Dockerfile": ("FROM pytorch/pytorch:2.1.0-cuda11.8-cudnn8-devel AS build\n"
+                              "FROM nvcr.io/nvidia/pytorch:24.06-py3\n"),
+        "inherited/setup.py": "from setuptools import setup\nsetup(name='inherited')\n",
+        "inherited/Dockerfile": ("FROM --platform=linux/amd64 pytorch/pytorch:2.1.0-cuda11.8-cudnn8-devel AS base\n"
+                                 "RUN apt-get update\nFROM base\nRUN pip install -r requirements.txt\n"),
     })
     bench = project_for(str(tmp_path / "bench" / "train.py")).version("torch")
     assert bench is not None and bench.declared("torch") == (
         "torch==1.10.0 (Dockerfile FROM pytorch/pytorch:1.10.0-cuda11.3-cudnn8-devel)")
     assert project_for(str(tmp_path / "upgraded" / "x.py")).version("torch").describe() == "==2.4.1"
     assert project_for(str(tmp_path / "staged" / "x.py")).version("torch") is None
+    assert project_for(str(tmp_path / "inherited" / "x.py")).version("torch").describe() == "==2.1"
     result = _check(tmp_path, "--select", "deprecated-amp-api", "--output-format", "json", "bench")
     [finding] = json.loads(result.stdout)
     assert finding["severity"] == "info" and "the declared torch==1.10 does not warn yet" in finding["message"]

@@ -333,6 +333,8 @@ def read_dockerfile(text: str, pins: Pins, source: str = "Dockerfile") -> None:
     arguments: dict[str, str] = {}
     base: tuple[str, str] | None = None  # (image, torch release) of the last stage (the stage that runs)
     installed = False  # a pip install in that stage names torch: what it installs is what runs
+    stages: dict[str, tuple[tuple[str, str] | None, bool]] = {}  # `FROM image AS name`: what a later FROM inherits
+    stage: str | None = None
     for instruction in logical:
         keyword, _, rest = instruction.partition(" ")
         if keyword.upper() == "ARG":
@@ -341,7 +343,14 @@ def read_dockerfile(text: str, pins: Pins, source: str = "Dockerfile") -> None:
                 arguments[name.strip()] = default.strip().strip("'\"")
             continue
         if keyword.upper() == "FROM":
-            base, installed = _base_image_torch(rest, arguments), False
+            words = [w for w in rest.split() if not w.startswith("--")]  # --platform=...
+            if words and words[0].lower() in stages:  # `FROM builder`: an earlier stage, with what it installed
+                base, installed = stages[words[0].lower()]
+            else:
+                base, installed = _base_image_torch(words, arguments), False
+            stage = words[2].lower() if len(words) >= 3 and words[1].lower() == "as" else None
+            if stage is not None:
+                stages[stage] = (base, installed)
             continue
         if keyword.upper() != "RUN":
             continue
@@ -365,6 +374,8 @@ def read_dockerfile(text: str, pins: Pins, source: str = "Dockerfile") -> None:
                     continue
                 installed = installed or normalize(_NAME.sub(r"\1", word)) == "torch"
                 add_requirement(pins, word, source)
+        if stage is not None:
+            stages[stage] = (base, installed)
     if base is not None and not installed:
         image, release = base
         _add(pins, "torch", parse_specifier(f"=={release}", f"{source} FROM {image}: torch=={release}"))
@@ -376,9 +387,8 @@ def read_dockerfile(text: str, pins: Pins, source: str = "Dockerfile") -> None:
 _PYTORCH_IMAGE = re.compile(r"^(?:docker\.io/)?pytorch/pytorch:(\d+\.\d+(?:\.\d+)?)(?:-|$)")
 
 
-def _base_image_torch(rest: str, arguments: dict[str, str]) -> tuple[str, str] | None:
+def _base_image_torch(words: list[str], arguments: dict[str, str]) -> tuple[str, str] | None:
     """(image, torch release) of `FROM image [AS name]`, `${ARG}` / `$ARG` taken from the ARG defaults above."""
-    words = [w for w in rest.split() if not w.startswith("--")]  # --platform=...
     if not words:
         return None
     image = re.sub(r"\$\{(\w+)\}|\$(\w+)", lambda m: arguments.get(m.group(1) or m.group(2), "$"), words[0])
