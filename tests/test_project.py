@@ -382,6 +382,9 @@ def test_the_torch_of_an_official_base_image_is_a_pin(tmp_path: Path) -> None:
         "staged/setup.py": "from setuptools import setup\nsetup(name='staged')\n",
         "staged/Dockerfile": ("FROM pytorch/pytorch:2.1.0-cuda11.8-cudnn8-devel AS build\n"
                               "FROM nvcr.io/nvidia/pytorch:24.06-py3\n"),
+        "conda/setup.py": "from setuptools import setup\nsetup(name='conda')\n",
+        "conda/Dockerfile": ("FROM pytorch/pytorch:1.13.0-cuda11.6-cudnn8-devel\n"
+                             "RUN conda install -y pytorch=2.4 pytorch-cuda=12.1 -c pytorch -c nvidia\n"),
         "inherited/setup.py": "from setuptools import setup\nsetup(name='inherited')\n",
         "inherited/Dockerfile": ("FROM --platform=linux/amd64 pytorch/pytorch:2.1.0-cuda11.8-cudnn8-devel AS base\n"
                                  "RUN apt-get update\nFROM base\nRUN pip install -r requirements.txt\n"),
@@ -392,6 +395,7 @@ def test_the_torch_of_an_official_base_image_is_a_pin(tmp_path: Path) -> None:
     assert project_for(str(tmp_path / "upgraded" / "x.py")).version("torch").describe() == "==2.4.1"
     assert project_for(str(tmp_path / "staged" / "x.py")).version("torch") is None
     assert project_for(str(tmp_path / "inherited" / "x.py")).version("torch").describe() == "==2.1"
+    assert project_for(str(tmp_path / "conda" / "x.py")).version("torch") is None  # replaced, version unread
     result = _check(tmp_path, "--select", "deprecated-amp-api", "--output-format", "json", "bench")
     [finding] = json.loads(result.stdout)
     assert finding["severity"] == "info" and "the declared torch==1.10 does not warn yet" in finding["message"]

@@ -354,6 +354,9 @@ def read_dockerfile(text: str, pins: Pins, source: str = "Dockerfile") -> None:
             continue
         if keyword.upper() != "RUN":
             continue
+        # `conda install pytorch=2.4`, `pip install torch --index-url ...`, `pip install -r requirements.txt`
+        # naming torch in a file: the base image's torch may be replaced, by a version read here or not.
+        installed = installed or _REINSTALLS_TORCH.search(rest) is not None
         for command in _SHELL_SEPARATOR.split(rest):
             match = _PIP_INSTALL.match(command.strip())
             if match is None:
@@ -381,6 +384,8 @@ def read_dockerfile(text: str, pins: Pins, source: str = "Dockerfile") -> None:
         _add(pins, "torch", parse_specifier(f"=={release}", f"{source} FROM {image}: torch=={release}"))
 
 
+_REINSTALLS_TORCH = re.compile(r"\b(?:conda|mamba|micromamba)\s+install\b[^;&|]*\bpytorch\b"
+                               r"|\binstall\b[^;&|]*(?<![\w.-])(?:py)?torch(?![\w.-])")
 # The official PyTorch images are tagged with the torch release they hold: `pytorch/pytorch:1.10.0-cuda11.3-
 # cudnn8-devel`, `pytorch/pytorch:2.5.0-cuda12.4-cudnn9-runtime`. (Other images, NVIDIA's monthly containers
 # among them, ship pre-release builds whose API is not that of any release: they say nothing here.)
