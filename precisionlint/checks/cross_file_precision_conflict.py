@@ -375,12 +375,20 @@ def _lightning_python(ctx: CheckContext) -> Iterator[Finding]:
     from precisionlint.sources.positions import node_offsets
     from precisionlint.sources.python_index import PythonIndex
 
+    from precisionlint.frameworks.python_calls import document_setting_lines
+
     document = ctx.document
     tree = document.tree
     if not isinstance(tree, ast.Module) or "DeepSpeedStrategy" not in document.text:
         return
+    # The Trainer passes `precision=`, so the call takes in a line where that keyword is written: only the calls
+    # on such lines are walked (the index the framework settings built, when they did).
+    lines = document_setting_lines(document)
+    if lines == []:
+        return
+    index = PythonIndex.of(document) if lines is None else PythonIndex.on_lines(document, lines)
     strategies: dict[str, list[ast.expr]] | None = None  # what each name is assigned, looked up only when needed
-    for node in PythonIndex.of(document).calls:  # every call, in ast.walk's order
+    for node in index.calls:  # the calls on those lines, in ast.walk's order
         if call_name(node.func) != "Trainer":
             continue
         keywords = {kw.arg: kw.value for kw in node.keywords if kw.arg is not None}

@@ -216,10 +216,10 @@ def _mentions_new_torch_api(text: str) -> bool:
 
 
 def _torch_apis(ctx: CheckContext) -> Iterator[Finding]:
-    model = ctx.script
     found = ctx.project.version("torch")
-    if found is None:
-        return  # nothing to compare with: no need to look for the APIs
+    if found is None or not any(found.all_below(introduced) for introduced in _INTRODUCED):
+        return  # nothing to compare with, or every API is there in every declared version: no need to look
+    model = ctx.script
     uses: list[tuple[Span, str, tuple[int, int]]] = []
     resolver, table = model.resolver, model.table
     for node, guarded in _walk(ctx.document.tree):
@@ -249,6 +249,7 @@ def _torch_apis(ctx: CheckContext) -> Iterator[Finding]:
 
 
 _API_ATTRIBUTES = frozenset(("GradScaler", "custom_fwd", "custom_bwd"))
+_INTRODUCED = frozenset((*_TORCH_APIS.values(), (2, 9)))  # the releases the APIs below appeared in
 _LEAF_FIELDS = frozenset(("ctx", "op", "ops"))  # expression contexts and operators: no API use below them
 _FIELDS: dict[type, tuple[str, ...]] = {}
 

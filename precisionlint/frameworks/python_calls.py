@@ -87,7 +87,7 @@ def _setting_offsets(text: str) -> list[int]:
     return found
 
 
-def _setting_lines(text: str) -> list[int] | None:
+def setting_lines(text: str) -> list[int] | None:
     """The lines (1-based, sorted) where a call of CALLS can carry a setting (_setting_offsets): none when no
     call can. None where any line may, since lines cannot be counted as the parser counts them from the text
     alone (a name the parser may normalise; a carriage return)."""
@@ -106,10 +106,18 @@ def _setting_lines(text: str) -> list[int] | None:
     return lines
 
 
+def document_setting_lines(document: Document) -> list[int] | None:
+    """setting_lines() of the document's text, found once per document for every pass that asks."""
+    cache = document.__dict__
+    if "_setting_lines" not in cache:
+        cache["_setting_lines"] = setting_lines(document.text)
+    return cache["_setting_lines"]  # type: ignore[no-any-return]
+
+
 def may_pass_a_setting(text: str) -> bool:
     """False only when no call of CALLS in the file can carry a setting: no keyword of theirs is followed by
     `=`, and no call that takes its setting positionally is named. Not ruled out when the text is not ASCII."""
-    return _setting_lines(text) != []
+    return setting_lines(text) != []
 
 
 def import_aliases(tree: ast.Module) -> dict[str, str]:
@@ -149,7 +157,7 @@ def python_settings(document: Document) -> list[Setting]:
         settings.extend(_mmengine_settings(document))
     if not may_call_a_framework(document.text):
         return settings  # most training scripts import torch but construct no Trainer: no walk at all
-    lines = _setting_lines(document.text)
+    lines = document_setting_lines(document)
     if lines == []:
         return settings  # Trainer named (a hint, an import) but no precision keyword passed: no walk either
     # Only the calls written on the lines that pass a setting: a framework's own code names Trainer in every

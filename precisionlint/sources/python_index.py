@@ -123,11 +123,17 @@ class PythonIndex:
         statement is walked (imports, assignments, blocks and expression statements are complete), but an
         expression is walked only when its lines take in one of `lines`. The calls found are those of the whole
         walk on those lines, in the whole walk's order: a breadth-first walk that leaves whole subtrees out
-        keeps the order of the rest. The whole index, when another pass built it already, serves as it is."""
+        keeps the order of the rest. The whole index, when another pass built it already, serves as it is, and
+        so does the pruned index of the same lines (kept on the document for the next pass that asks)."""
         index = document.__dict__.get("_python_index")
         if index is not None:
             return index  # type: ignore[no-any-return]
-        return cls(document.tree, lines)
+        kept = document.__dict__.get("_python_index_on_lines")
+        if kept is not None and kept[0] == lines:
+            return kept[1]  # type: ignore[no-any-return]
+        index = cls(document.tree, lines)
+        document.__dict__["_python_index_on_lines"] = (lines, index)
+        return index
 
     def import_aliases(self) -> dict[str, str]:
         """Local name -> dotted origin for the module's imports (top level and inside functions); where a name
