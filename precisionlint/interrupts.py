@@ -8,7 +8,7 @@ behind.
 - A second signal while the first is still being handled (workers being stopped, output being flushed) ends
   the process at once, so a second Ctrl-C never waits on anything.
 - Pool workers ignore SIGINT (the terminal sends it to the whole process group; the parent decides), are
-  killed by the parent when it stops early (`stop_workers`), and ask the kernel to kill them when the parent
+  killed by the parent when it stops early (`stop_all`), and ask the kernel to kill them when the parent
   dies, even by SIGKILL or the OOM killer (`die_with_parent`: PR_SET_PDEATHSIG on Linux, a watching thread
   elsewhere), so that no worker outlives the run holding its stdout open.
 """
@@ -104,17 +104,23 @@ def _flush_quietly() -> None:
 # ---------------------------------------------------------------------------------------------------------------
 
 _PARENT = {"pid": 0}
-_POOLS: list[Any] = []  # executors started by this run, stopped by stop_all() when the run is interrupted
+_POOLS: list[Any] = []  # worker pools started by this run (each has a stop()), stopped by stop_all()
 
 
-def track(executor: Any) -> None:
-    _POOLS.append(executor)
+def track(pool: Any) -> None:
+    _POOLS.append(pool)
+
+
+def untrack(pool: Any) -> None:
+    if pool in _POOLS:
+        _POOLS.remove(pool)
 
 
 def stop_all() -> None:
-    """Stop every pool this process started (the interrupt may have landed outside the pool's own code)."""
+    """Kill the workers of every pool this process started (the interrupt may have landed outside the pool's
+    own code)."""
     while _POOLS:
-        stop_workers(_POOLS.pop())
+        _POOLS.pop().stop()
 
 
 def before_fork() -> None:
@@ -159,23 +165,3 @@ def _watch_parent(parent: int) -> None:
         os._exit(1)
 
     threading.Thread(target=watch, name="parent-watch", daemon=True).start()
-
-
-def stop_workers(executor: Any) -> None:
-    """Stop a ProcessPoolExecutor now: kill its workers (they may be deep in a large file) rather than wait
-    for their chunks, and let it shut down without joining anything."""
-    processes = dict(getattr(executor, "_processes", None) or {})
-    for process in processes.values():
-        try:
-            process.kill()
-        except (OSError, ValueError, AttributeError):
-            pass
-    try:
-        executor.shutdown(wait=False, cancel_futures=True)
-    except Exception:  # noqa: BLE001 - a broken pool is what we are getting rid of
-        pass
-    for process in processes.values():
-        try:
-            process.join(timeout=1.0)
-        except (OSError, ValueError, AssertionError, AttributeError):
-            pass

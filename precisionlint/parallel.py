@@ -1,32 +1,28 @@
 """Check many files on every core, with results in the order of the input whatever the scheduling.
 
 Most files of a repository cannot hold a finding, and the prefilter rejects them in microseconds after one
-read. So this process reads every file once and applies the prefilter (I/O-bound; a pool would only add
-pickling), and collects the files that need parsing. Once those add up to enough work to pay for a process pool
-(MIN_FILES_FOR_POOL files and MIN_BYTES_FOR_POOL bytes), the pool starts and is fed chunks of about CHUNK_BYTES
-while the reading goes on; below that (a pre-commit run on a few changed files), everything is checked here.
+read. So this process reads every file once and applies the prefilter (I/O-bound; a worker would only add
+copying), and collects the files that need parsing. They are handed to worker processes (precisionlint.fork_pool)
+in chunks of about CHUNK_BYTES while the reading goes on. The pool starts when the run is large enough to pay for
+it: at once for a tree of EARLY_POOL_FILES files or more (its first worker imports the parsers and rules while
+this process reads), otherwise once the files to parse add up to MIN_FILES_FOR_POOL files and MIN_BYTES_FOR_POOL
+bytes; below that (a pre-commit run on a few changed files), everything is checked here.
 
-The pool forks (where the platform can) as soon as there is enough work, so the options need no pickling. The
-workers import the parsers and rules they need themselves, at the same time, rather than this process importing and
-exercising them all before the first fork: that warm-up ran with no worker started (76 ms of a 0.68 s check of
-pytorch-lightning), and dropping it made the cold runs of pytorch-lightning, speechbrain and pytorch-image-models
-8-9% faster in wall time at the same CPU, and icefall's no slower (benchmarks/run.py's docstring). Workers receive
-the bytes this process read, so that every file is read once and a result is always that of the content whose hash
-names it (in the cache, and for the other paths that hold the same content). Workers ignore SIGINT: an interrupted
-run stops in this process, and the workers finish their current chunk and exit quietly. If a worker dies, the files
-it had not finished are checked here instead.
+Workers receive the bytes this process read, so that every file is read once and a result is always that of the
+content whose hash names it (in the cache, and for the other paths that hold the same content). If a worker dies,
+the files it had not finished are checked here instead.
 """
 
 from __future__ import annotations
 
 import os
-import sys
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from precisionlint.cache import ResultCache
     from precisionlint.engine import EngineOptions, FileResult, SourceFile
+    from precisionlint.fork_pool import ForkPool
 
 # Starting a pool (fork, warm-up, result pickling) costs tens of milliseconds; parsing and checking a file that
 # passed the prefilter costs about 1 ms per 10 kB of JSON, 9 ms of Python and 100 ms of YAML (measured with
@@ -34,6 +30,13 @@ if TYPE_CHECKING:
 MIN_FILES_FOR_POOL = 2
 MIN_BYTES_FOR_POOL = 400_000
 CHUNK_BYTES = 96_000  # files are handed to the workers in chunks of about this size, in order
+# Once every file is read, the chunks not yet handed out are cut smaller as the work runs out (down to this size),
+# so that no worker is left alone with a long chunk at the end.
+MIN_CHUNK_BYTES = 8_000
+# A tree of this many files starts the pool before reading them: most such trees have work for it (a training
+# repository: hundreds of files to parse), and its first worker imports what the checks need meanwhile. A tree
+# whose files the prefilter all rejects pays a fork and a killed warm-up on another core.
+EARLY_POOL_FILES = 256
 # Below this many files (a pre-commit run on the files of one commit), reading them costs less than loading the
 # cache's file index of a large repository: the index is neither read nor written.
 MIN_FILES_FOR_INDEX = 32
@@ -49,19 +52,9 @@ def default_jobs() -> int:
 
 
 def can_fork() -> bool:
-    """Whether a fork pool can be used. Not on Windows (no fork; spawn would re-import everything in every
-    worker and pickle the options) nor on macOS, where forking a process that has loaded system frameworks can
-    crash, which is why Python itself spawns there: those platforms check in one process."""
-    return hasattr(os, "fork") and sys.platform != "darwin"
+    from precisionlint.fork_pool import can_fork as forkable
 
-
-def _fork_context() -> Any:
-    import multiprocessing  # imported only when a pool starts: a short run never pays for it
-
-    try:
-        return multiprocessing.get_context("fork")
-    except ValueError:
-        return None
+    return forkable()
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -98,8 +91,11 @@ def check_all(
 
     tick = progress or _no_progress
     results: list[FileResult | None] = [None] * len(sources)
-    pool: _Pool | None = None
+    pool: ForkPool | None = None
     poolable = jobs > 1 and can_fork()
+    if poolable and len(sources) >= EARLY_POOL_FILES:
+        pool = _start_pool(sources, options, jobs)
+        poolable = pool is not None
     pending: list[tuple[int, int]] = []  # (index, size) of files that need parsing, not yet handed out
     pending_bytes = 0
     data_of: dict[int, bytes] = {}  # the bytes of pending files, until they are handed out
@@ -212,24 +208,21 @@ def check_all(
                 pending_bytes += len(data)
                 if pool is None and len(pending) >= MIN_FILES_FOR_POOL and pending_bytes >= MIN_BYTES_FOR_POOL:
                     # Enough work to pay for a pool: start it now, while the rest of the files are still read.
-                    fork_context = _fork_context()
-                    if fork_context is None:
-                        poolable = False
-                    else:
-                        pool = _Pool(sources, options, jobs, fork_context)
+                    pool = _start_pool(sources, options, jobs)
+                    poolable = pool is not None
                 if pool is not None and pending_bytes >= CHUNK_BYTES:
                     for chunk in _split(pending, CHUNK_BYTES):
-                        pool.submit(chunk, data_of)
+                        pool.submit([(index, data_of.pop(index, None)) for index, _ in chunk])
                     pending, pending_bytes = [], 0
                 continue
         tick(1)
 
+    undone: list[tuple[int, bytes | None]] = [(index, data_of.pop(index, None)) for index, _ in pending]
     if pool is not None:
-        if pending:
-            pool.submit(pending, data_of)
-        pending = pool.collect(results, tick)  # what a dead worker left undone, if anything
-    for index, _ in pending:
-        results[index] = _check_one(sources[index], options, data_of.pop(index, None))
+        pool.submit_rest(undone, MIN_CHUNK_BYTES, CHUNK_BYTES)
+        undone = pool.collect(results, tick)  # what a dead worker left undone, if anything
+    for index, held in undone:
+        results[index] = _check_one(sources[index], options, held)
         tick(1)
     for index, first in copies:
         results[index] = relocate(results[first], sources[index].display)  # type: ignore[arg-type]
@@ -277,12 +270,6 @@ def _check_one(source: SourceFile, options: EngineOptions, data: bytes | None = 
     return result
 
 
-def _init_worker() -> None:
-    from precisionlint.interrupts import die_with_parent
-
-    die_with_parent()  # ignore Ctrl-C (the parent decides), and never outlive the parent
-
-
 def _work(chunk: list[tuple[int, SourceFile, bytes | None]]) -> list[tuple[int, FileResult]]:
     out = []
     for index, source, data in chunk:
@@ -290,68 +277,32 @@ def _work(chunk: list[tuple[int, SourceFile, bytes | None]]) -> list[tuple[int, 
     return out
 
 
-class _Pool:
-    """A fork pool fed with chunks of files as the parent finds them."""
+def _start_pool(sources: Sequence[SourceFile], options: EngineOptions, jobs: int) -> ForkPool | None:
+    from precisionlint.fork_pool import ForkPool
 
-    def __init__(self, sources: Sequence[SourceFile], options: EngineOptions, jobs: int, context: Any) -> None:
+    def inherit() -> None:
         global _WORKER_OPTIONS
-        from concurrent.futures import ProcessPoolExecutor
+        _WORKER_OPTIONS = options  # the workers fork with it
 
-        self.sources = sources
-        self.options = options
-        _WORKER_OPTIONS = options  # inherited by the workers, which fork at the first submit
-        from precisionlint.interrupts import before_fork, track
+    try:
+        return ForkPool(sources, jobs, _work, lambda: _warm(sources, options), inherit)
+    except OSError:  # no fork (out of processes or memory): this process checks everything
+        return None
 
-        before_fork()
-        self.executor = ProcessPoolExecutor(max_workers=jobs, mp_context=context, initializer=_init_worker)
-        track(self.executor)  # stopped by the interrupt handler even if the signal lands outside collect()
-        self.futures: list[Any] = []
-        self.chunks: list[list[int]] = []
 
-    def submit(self, pending: list[tuple[int, int]], data_of: dict[int, bytes]) -> None:
-        """Hand these files to a worker with the bytes this process read (a worker analyses exactly the content
-        whose hash keys the result, and no file is read twice). The bytes are dropped here once handed out."""
-        from precisionlint.interrupts import deferred
+def _warm(sources: Sequence[SourceFile], options: EngineOptions) -> None:
+    """In the first worker, before it forks the others: import what checking these files needs (the rules'
+    modules, the Python parser's passes, YAML's loader when there are YAML files), so that every worker starts
+    with it."""
+    for rule in options.rules:
+        rule.func  # noqa: B018 - imports the rule's module
+    import precisionlint.frameworks.python_calls  # noqa: F401
+    import precisionlint.script.flow  # noqa: F401
+    import precisionlint.script.model  # noqa: F401
+    import precisionlint.sources.python_source  # noqa: F401
+    import precisionlint.suppress  # noqa: F401
 
-        indices = [index for index, _ in pending]
-        chunk = [(index, self.sources[index], data_of.pop(index, None)) for index in indices]
-        try:
-            # The first submit forks the workers. A Ctrl-C that lands inside the fork's own handlers (logging
-            # registers some) would be printed as an ignored exception and lost: it is held until the fork is
-            # done, then raised here.
-            with deferred():
-                self.futures.append(self.executor.submit(_work, chunk))
-        except Exception:  # a broken pool: these are checked in this process by collect()'s caller
-            self.futures.append(None)
-        self.chunks.append(indices)
+    if any(source.format == "yaml" for source in sources):
+        from precisionlint.sources.yaml_check import warm_up
 
-    def stop(self) -> None:
-        """Kill the workers now (a Ctrl-C, SIGTERM, or an error in this process): never wait for them."""
-        global _WORKER_OPTIONS
-        from precisionlint.interrupts import stop_workers
-
-        _WORKER_OPTIONS = None
-        stop_workers(self.executor)
-
-    def collect(self, results: list[FileResult | None], tick: Progress) -> list[tuple[int, int]]:
-        """Wait for every chunk; put each result at its place. Returns the files a dead worker left undone."""
-        global _WORKER_OPTIONS
-        from concurrent.futures import as_completed
-        from concurrent.futures.process import BrokenProcessPool
-
-        try:
-            for future in as_completed([f for f in self.futures if f is not None]):
-                try:
-                    done = future.result()
-                except BrokenProcessPool:
-                    continue  # a worker died (killed, out of memory): its files are redone below
-                for index, result in done:
-                    results[index] = result
-                    tick(1)
-        except BaseException:  # KeyboardInterrupt, SIGTERM: stop now, do not work through the queue
-            self.stop()
-            raise
-        finally:
-            _WORKER_OPTIONS = None
-        self.executor.shutdown(wait=True, cancel_futures=True)
-        return [(index, 0) for chunk in self.chunks for index in chunk if results[index] is None]
+        warm_up()

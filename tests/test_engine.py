@@ -342,7 +342,7 @@ def test_pool_is_not_used_for_small_runs(tmp_path: Path, monkeypatch: pytest.Mon
     def no_pool(*args, **kwargs):  # type: ignore[no-untyped-def]
         raise AssertionError("a pool for 8 small files")
 
-    monkeypatch.setattr(parallel, "_Pool", no_pool)
+    monkeypatch.setattr(parallel, "_start_pool", no_pool)
     options = EngineOptions(rules=all_rules())
     assert _summary(check_sources(sources, options, jobs=4)) == _summary(check_sources(sources, options, jobs=1))
 

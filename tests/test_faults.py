@@ -81,8 +81,9 @@ def fix_command(*args: str) -> list[str]:
 
 
 def children(pid: int) -> list[int]:
-    """Direct children of `pid` (the pool workers), from /proc."""
-    found = []
+    """The processes descended from `pid` (the pool's workers: the first is its child, and forks the others),
+    from /proc."""
+    parents: dict[int, int] = {}
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
             continue
@@ -90,8 +91,13 @@ def children(pid: int) -> list[int]:
             fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
         except OSError:
             continue
-        if int(fields[1]) == pid:
-            found.append(int(entry.name))
+        parents[int(entry.name)] = int(fields[1])
+    found: list[int] = []
+    frontier = [pid]
+    while frontier:
+        below = [child for child, parent in parents.items() if parent in frontier]
+        found.extend(below)
+        frontier = below
     return found
 
 

@@ -371,11 +371,10 @@ def _lightning_conflict(
 def _lightning_python(ctx: CheckContext) -> Iterator[Finding]:
     """`Trainer(precision=..., strategy=DeepSpeedStrategy(config="ds.json"))` (the strategy also through a name
     bound once to such a call)."""
+    from precisionlint.frameworks.python_calls import document_setting_lines
     from precisionlint.project.links import call_name, loaded_configs
     from precisionlint.sources.positions import node_offsets
     from precisionlint.sources.python_index import PythonIndex
-
-    from precisionlint.frameworks.python_calls import document_setting_lines
 
     document = ctx.document
     tree = document.tree

@@ -101,6 +101,11 @@ _UNREAD = object()
 _PLAIN_VALUES: dict[str, Any] = {}  # plain scalar text -> its value, or its _OtherType
 
 
+def warm_up() -> None:
+    """Import and set up the loader now (a worker about to be forked into several does it once for all)."""
+    _tools()
+
+
 def _tools() -> Any:
     """(compose_all, libyaml's composer, node classes, ruamel's resolver, YAMLError), or None without libyaml."""
     if "tools" not in _STATE:

@@ -1,0 +1,162 @@
+"""The worker pool: the same results as one process, whatever the sizes of tasks, results and the arena, and no
+process left behind."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from precisionlint import fork_pool, parallel
+from precisionlint.checks import all_rules
+from precisionlint.engine import EngineOptions, SourceFile, check_sources
+
+pytestmark = pytest.mark.skipif(not parallel.can_fork(), reason="no fork pool on this platform")
+
+
+def _summary(results) -> list[tuple[str, list[tuple[str, int, int, str]], bool]]:  # type: ignore[no-untyped-def]
+    return [(r.display, [(f.code, f.span.line, f.span.column, f.message) for f in r.findings], r.skipped)
+            for r in results]
+
+
+def _descendants() -> list[int]:
+    """Processes descended from this one, from /proc (empty where there is no /proc)."""
+    if not Path("/proc/self/stat").exists():
+        return []
+    parents: dict[int, int] = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            if fields[0] not in ("Z", "X"):  # a zombie is dead
+                parents[int(entry.name)] = int(fields[1])
+    found, frontier = [], [os.getpid()]
+    while frontier:
+        frontier = [child for child, parent in parents.items() if parent in frontier]
+        found += frontier
+    return found
+
+
+def _tree(root: Path, count: int, text: str) -> list[SourceFile]:
+    sources = []
+    for index in range(count):
+        path = root / f"d{index % 9}" / f"f{index:05}.py"
+        path.parent.mkdir(exist_ok=True)
+        path.write_text(text.format(index=index))
+        sources.append(SourceFile(str(path), path.relative_to(root).as_posix(), "python"))
+    return sources
+
+
+# A deprecated autocast, a few findings per file.
+SCRIPT = "import torch\nwith torch.cuda.amp.autocast():\n    y{index} = model(x)\ny{index}.sum().backward()\n"
+
+
+def test_tasks_and_results_larger_than_a_pipe_neither_block_nor_lose_anything(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Thousands of small files in one chunk: a task larger than a pipe holds (64 kB), written as the worker
+    reads it, and results larger than that, which the worker writes while this process reads them."""
+    sources = _tree(tmp_path, 3000, SCRIPT)
+    monkeypatch.setattr(parallel, "MIN_BYTES_FOR_POOL", 1)
+    monkeypatch.setattr(parallel, "CHUNK_BYTES", 10_000_000)  # everything read goes out in one chunk
+    options = EngineOptions(rules=all_rules())
+    pooled = check_sources(sources, options, jobs=2)
+    serial = check_sources(sources, options, jobs=1)
+    assert _summary(pooled) == _summary(serial)
+    assert sum(len(r.findings) for r in pooled) >= 3000
+    assert not _descendants()
+
+
+def test_the_arena_reuses_its_start_without_overwriting_work_in_flight(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    sources = _tree(tmp_path, 400, SCRIPT + "# {index}" * 40 + "\n")
+    monkeypatch.setattr(parallel, "MIN_BYTES_FOR_POOL", 1)
+    monkeypatch.setattr(parallel, "CHUNK_BYTES", 2_000)
+    monkeypatch.setattr(fork_pool._Arena, "REUSE_FROM", 10_000)  # reused from the start every few chunks
+    options = EngineOptions(rules=all_rules())
+    assert _summary(check_sources(sources, options, jobs=3)) == _summary(check_sources(sources, options, jobs=1))
+
+
+def test_arena_ranges_in_use_never_overlap() -> None:
+    arena = fork_pool._Arena()
+    arena.REUSE_FROM = 100  # type: ignore[misc]
+    try:
+        live: dict[int, tuple[int, int]] = {}
+        for number in range(1, 200):
+            data = [bytes([number % 251]) * (7 + number % 40), None, b"x" * (number % 5)]
+            where = arena.put(number, data)
+            start = min(place[0] for place in where if place is not None)
+            end = max(place[0] + place[1] for place in where if place is not None)
+            assert all(end <= low or start >= high for low, high in live.values()), number
+            live[number] = (start, end)
+            for value, place in zip(data, where, strict=True):
+                assert (place is None) == (value is None)
+                if place is not None:
+                    assert os.pread(arena.fd, place[1], place[0]) == value
+            if number % 3:  # some chunks finish, others stay in flight
+                finished = min(live)
+                arena.done(finished)
+                del live[finished]
+        assert arena.end < 2_000  # the start was reused
+    finally:
+        arena.close()
+
+
+def test_a_large_tree_starts_the_pool_before_reading_and_gets_the_same_results(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    sources = _tree(tmp_path, 60, SCRIPT)
+    started: list[int] = []
+    real = parallel._start_pool
+
+    def start(*args):  # type: ignore[no-untyped-def]
+        started.append(len(args[0]))
+        return real(*args)
+
+    monkeypatch.setattr(parallel, "EARLY_POOL_FILES", 50)
+    monkeypatch.setattr(parallel, "_start_pool", start)
+    options = EngineOptions(rules=all_rules())
+    assert _summary(check_sources(sources, options, jobs=2)) == _summary(check_sources(sources, options, jobs=1))
+    assert started == [60]
+    assert not _descendants()
+
+
+def test_a_pool_that_gets_no_work_is_ended_and_leaves_no_process(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A large tree whose files the prefilter all rejects: the pool started before reading is killed, even while
+    its first worker is still importing."""
+    sources = _tree(tmp_path, 60, "x{index} = 1\n")
+    monkeypatch.setattr(parallel, "EARLY_POOL_FILES", 50)
+    results = check_sources(sources, EngineOptions(rules=all_rules()), jobs=4)
+    assert all(r.skipped for r in results)
+    assert not _descendants()
+
+
+def test_largest_files_are_handed_out_first_once_all_are_read(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The files left when the reading ends go out largest first, in chunks that shrink, so that the workers
+    finish together rather than one of them alone with the last long file."""
+    handed: list[int] = []  # file sizes, in the order they are handed out
+    real = fork_pool._Arena.put
+
+    def put(self, number, data):  # type: ignore[no-untyped-def]
+        handed.extend(len(d) for d in data if d is not None)
+        return real(self, number, data)
+
+    sizes = [100, 5_000, 300, 9_000, 2_000, 50, 7_000, 800, 20_000, 1_000]
+    sources = []
+    for index, size in enumerate(sizes):
+        path = tmp_path / f"f{index}.py"
+        path.write_text("import torch\nscaler = torch.amp.GradScaler()\n" + "#" * size + "\n")
+        sources.append(SourceFile(str(path), path.name, "python"))
+    monkeypatch.setattr(fork_pool._Arena, "put", put)
+    monkeypatch.setattr(parallel, "MIN_BYTES_FOR_POOL", 1)
+    monkeypatch.setattr(parallel, "CHUNK_BYTES", 10**9)  # nothing goes out while the files are read
+    options = EngineOptions(rules=all_rules())
+    assert _summary(check_sources(sources, options, jobs=2)) == _summary(check_sources(sources, options, jobs=1))
+    assert len(handed) == len(sizes)
+    assert handed == sorted(handed, reverse=True)
