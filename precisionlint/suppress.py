@@ -92,7 +92,7 @@ def hash_comments(text: str) -> Iterable[tuple[int, int, str]]:
                 break
 
 
-def _may_hold_directives(text: str, python: bool) -> bool:
+def may_hold_directives(text: str, python: bool) -> bool:
     """Whether the raw text holds a directive's shape anywhere (a `noqa: CODE` counts only in Python, and only
     when it names one of our codes: `# noqa: E501` is another linter's, and since a selector applies to the
     codes it is a prefix of, only a `PL` and digits can select ours). A case-insensitive regex search over a
@@ -162,7 +162,7 @@ class Suppressions:
             return cls()
         # Reading comments means tokenizing a Python file (slower than parsing it), and most files that say
         # `noqa` say it to another linter: look for a directive's full shape in the raw text first.
-        if not _may_hold_directives(text, document.format == "python"):
+        if not may_hold_directives(text, document.format == "python"):
             return cls()
         comments = python_comments(text) if document.format == "python" else hash_comments(text)
         lines = text.splitlines()

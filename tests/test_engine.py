@@ -266,6 +266,38 @@ def test_python_settings_guard_is_sound() -> None:
             assert python_settings(document) == [], path
 
 
+def test_python_files_no_pass_reads_hold_no_findings(monkeypatch: pytest.MonkeyPatch) -> None:
+    """python_tree_is_read() says no only where every pass would stop at its own test of the text: every rule
+    case and example, checked with every Python file parsed and analysed, gives the same output."""
+    from precisionlint import engine
+
+    paths = [str(p) for p in sorted(ROOT.glob("rules/*"))] + [str(ROOT / "examples")]
+    unread = [p for p in sorted(ROOT.glob("rules/*/*.py")) + sorted(ROOT.glob("examples/**/*.py"))
+              if might_hold_findings(p.read_bytes(), "python") and not engine.python_tree_is_read(p.read_text())]
+    assert unread, "no case exercises a file that no pass reads"
+
+    def run() -> str:
+        arguments = ["check", "--no-cache", "--no-progress", "--output-format", "json", "--jobs", "1",
+                     "--gpu", "V100", "--gpu", "A100", *paths]
+        return CliRunner().invoke(main, arguments).output
+
+    gated = run()
+    monkeypatch.setattr(engine, "python_tree_is_read", lambda text: True)
+    assert run() == gated
+
+
+def test_a_python_file_no_pass_reads_is_not_parsed(tmp_path: Path) -> None:
+    """A syntax error is reported where a rule would read the file, not in a file that only mentions a
+    precision word (a metric, prose): precisionlint checks mixed precision, not Python syntax."""
+    (tmp_path / "metrics.py").write_text('"""precision and recall"""\ndef f(:\n')
+    (tmp_path / "train.py").write_text("import torch\nscaler = torch.amp.GradScaler()\ndef f(:\n")
+    (tmp_path / "fit.py").write_text("from lightning import Trainer\nTrainer(precision=16)\ndef f(:\n")
+    result = CliRunner().invoke(main, ["check", "--no-cache", "--no-progress", str(tmp_path)])
+    assert result.exit_code == 1
+    assert "train.py:3:7: PL001" in result.output and "fit.py:3:7: PL001" in result.output
+    assert "metrics.py" not in result.output
+
+
 # ---------------------------------------------------------------------------------------------------------------
 # Processes: deterministic order, every file once, a dead worker does not lose files
 # ---------------------------------------------------------------------------------------------------------------

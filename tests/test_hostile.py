@@ -110,9 +110,10 @@ DEEP = {
     "objects.json": '{"fp16": ' + '{"a": ' * DEPTH + "1" + "}" * DEPTH + "}\n",
     "array.toml": "precision = " + "[" * DEPTH + "]" * DEPTH + "\n",
     "inline.toml": "precision = 16\nx = " + "{a = " * DEPTH + "1" + "}" * DEPTH + "\n",
-    "parens.py": "import torch\nx = torch.half(" + "(" * DEPTH + "1" + ")" * DEPTH + ")\n",
-    "binop.py": "import torch\nx = torch.half(" + "+".join(["a"] * 100_000) + ")\n",
-    "unary.py": "import torch\nx = torch.half(" + "-" * 100_000 + "1)\n",
+    # A GradScaler: files that a pass reads (a file no pass reads is not parsed; test_engine checks that).
+    "parens.py": "import torch\nscaler = torch.amp.GradScaler()\nx = torch.half(" + "(" * DEPTH + "1" + ")" * DEPTH + ")\n",
+    "binop.py": "import torch\nscaler = torch.amp.GradScaler()\nx = torch.half(" + "+".join(["a"] * 100_000) + ")\n",
+    "unary.py": "import torch\nscaler = torch.amp.GradScaler()\nx = torch.half(" + "-" * 100_000 + "1)\n",
     "calls.py": "import torch\nx = torch.autocast" + "()" * 20_000 + "\n",
 }
 

@@ -50,11 +50,11 @@ def test_noqa_in_python_with_codes_only() -> None:
 def test_a_noqa_for_other_linters_only_is_not_read() -> None:
     """`# noqa: E501` cannot select any of our codes (a selector applies to the codes it is a prefix of): such a
     file is not tokenized for its comments, which costs more than parsing it; one PL code among them is read."""
-    from precisionlint.suppress import _may_hold_directives
+    from precisionlint.suppress import may_hold_directives
 
-    assert not _may_hold_directives("x = 1  # noqa: E501, F401\ny = 2  # noqa: PLR0913\n", True)
-    assert _may_hold_directives("x = 1  # noqa: E501, pl104\n", True)
-    assert _may_hold_directives("x = 1  # noqa: E501\n# precisionlint: ignore\n", True)
+    assert not may_hold_directives("x = 1  # noqa: E501, F401\ny = 2  # noqa: PLR0913\n", True)
+    assert may_hold_directives("x = 1  # noqa: E501, pl104\n", True)
+    assert may_hold_directives("x = 1  # noqa: E501\n# precisionlint: ignore\n", True)
     text = "x = 1  # noqa: E501\n"
     s = Suppressions.of(Document("x.py", text, "python"))
     assert s.filter([finding(1)]) == [finding(1)] and s.directives == []
@@ -90,7 +90,7 @@ def test_the_quick_text_test_agrees_with_the_patterns() -> None:
     from hypothesis import given, settings
     from hypothesis import strategies as st
 
-    from precisionlint.suppress import _DIRECTIVE, _NOQA, _OUR_CODE, _may_hold_directives
+    from precisionlint.suppress import _DIRECTIVE, _NOQA, _OUR_CODE, may_hold_directives
 
     pieces = st.sampled_from([
         "precisionlint", "PrecisionLint", "precision", "lint", "noqa", "NoQa", "knoqa", ":", " ", "\n", "#", "[",
@@ -103,6 +103,6 @@ def test_the_quick_text_test_agrees_with_the_patterns() -> None:
         ours = any(_OUR_CODE.match(code.lower()) for match in _NOQA.finditer(text)
                    for code in re.split(r"[\s,]+", match.group("codes")))
         expected = bool(_DIRECTIVE.search(text) or (python and ours))
-        assert _may_hold_directives(text, python) == expected
+        assert may_hold_directives(text, python) == expected
 
     agrees()
