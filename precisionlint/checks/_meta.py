@@ -26,7 +26,12 @@ blanked, it is not a parse error. Nor are two kinds of file that are not meant t
 template whose values are placeholders a launcher substitutes (`"train_batch_size": CONFIG_BATCH_SIZE`, as
 Megatron-DeepSpeed's `sed`-filled configs), and a Databricks notebook exported as `.py` (`# Databricks notebook
 source`) with IPython lines such as `!deepspeed ...`. Both are skipped, not reported.
-Python that only a newer interpreter can parse is reported by `newer-python-syntax` instead.
+Python that only a newer interpreter can parse is reported by `newer-python-syntax` instead. A Python file is
+parsed only when some rule reads it: one that merely mentions a precision word (a `precision` metric, `half` of a
+list, a `float16` cast in inference code) and holds nothing any rule checks (no autocast, GradScaler, TF32
+setting, optimizer beside a half-precision cast, framework call passing a precision, DeepSpeed, or suppression
+comment) is not, so its syntax errors are not reported: precisionlint checks mixed precision, not Python syntax
+(a Python 2 `print` statement in a vendored evaluation script is none of its business).
 
 ## Why is this bad?
 A configuration that does not parse will stop the training job at start-up (or, worse, a tool that reads it
