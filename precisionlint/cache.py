@@ -343,6 +343,10 @@ class FileIndex:
             self.entries = _read(self.file)
         return self.entries
 
+    def empty(self) -> bool:
+        """Whether no earlier run recorded any file (a first run: every file will be read)."""
+        return not self._load()
+
     def key(self, fs_path: str) -> str:
         # os.path.join's result for POSIX paths (the only ones indexed: USES_INDEX), without its cost per file
         return fs_path if fs_path.startswith("/") else self.cwd + fs_path

@@ -93,7 +93,11 @@ def check_all(
     results: list[FileResult | None] = [None] * len(sources)
     pool: ForkPool | None = None
     poolable = jobs > 1 and can_fork()
-    if poolable and len(sources) >= EARLY_POOL_FILES:
+    # `files`, the cache's file index: what the bytes of a file with an unchanged stat showed (precisionlint.cache).
+    files = cache.files if cache is not None and len(sources) >= MIN_FILES_FOR_INDEX else None
+    # A large tree starts the pool at once, unless the file index knows it (then most files are unchanged, and
+    # the pool starts only if enough of them turn out to need parsing).
+    if poolable and len(sources) >= EARLY_POOL_FILES and (files is None or files.empty()):
         pool = _start_pool(sources, options, jobs)
         poolable = pool is not None
     pending: list[tuple[int, int]] = []  # (index, size) of files that need parsing, not yet handed out
@@ -112,8 +116,6 @@ def check_all(
     by_identity: dict[str, int] = {}  # analysis identity -> the index whose analysis it is
     analysed: dict[int, str] = {}  # index -> identity, for the files analysed in this run (to be cached)
     copies: list[tuple[int, int]] = []  # (index, index whose result it shares)
-    # The cache's file index: what the bytes of a file with an unchanged stat showed (see precisionlint.cache).
-    files = cache.files if cache is not None and len(sources) >= MIN_FILES_FOR_INDEX else None
     read_with: dict[int, tuple[os.stat_result, str, bool, bool]] = {}  # index -> (stat, digest, flags) as read
     max_size = options.limits.max_file_size
     for index, source in enumerate(sources):
@@ -306,3 +308,11 @@ def _warm(sources: Sequence[SourceFile], options: EngineOptions) -> None:
         from precisionlint.sources.yaml_check import warm_up
 
         warm_up()
+    # The versions the project declares, which most Python files' rules ask for: each directory of the tree
+    # is listed, and its pin files read, once for all workers rather than once in each.
+    from precisionlint.project import project_for
+
+    folders = {os.path.dirname(source.fs_path) for source in sources if source.format == "python"}
+    for folder in sorted(folders):
+        for directory in project_for(os.path.join(folder, "_")).chain:
+            directory.pins  # noqa: B018 - reads the pin files
