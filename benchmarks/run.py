@@ -201,6 +201,37 @@ only work running; load average 1.0 to 1.4), `python benchmarks/run.py --tree /w
   icefall 2.83 -> 2.68 s, 5.37 -> 5.06 s. pytorch-lightning stays above 0.5x: 171 of its 697 files pass the prefilter and are parsed
   (0.29 s of CPU for ast.parse alone), 67 need the model (0.21 s) and 93 the settings walk.
 
+This round: the workers and the files no rule reads. `python benchmarks/run.py --tree /work/eco/<repo> --runs 3
+--startup-runs 10`, every other Python process paused (SIGSTOP) for the measurement, on a machine that was then
+about 10% slower than in the round above (`python -c pass` 50-52 ms, was 44-47):
+
+  tree                   baseline   cold check        warm           one file   peak
+  k2-fsa/icefall          7.93 s    2.89 s  0.36x     170 ms 0.02x    1.70x     52 MB    all targets met
+  pytorch-image-models    1.06 s    0.40 s  0.38x      80 ms 0.08x    1.74x     35 MB    all targets met
+  speechbrain             1.30 s    0.52 s  0.40x     116 ms 0.09x    1.70x     28 MB    all targets met
+  pytorch-lightning       0.99 s    0.57 s  0.57x      95 ms 0.10x    1.75x     25 MB    cold missed
+  (on the same machine in a faster hour: pytorch-lightning 0.49-0.51 s against a 0.89-0.90 s baseline, 0.55x;
+  speechbrain 0.44 s against 1.19 s, 0.37x.)
+
+  The round's start (main) against its end, `python -m precisionlint check --no-cache .`, alternated, min and
+  median of 7, wall and CPU (user+sys): pytorch-lightning 0.66 -> 0.57 s wall (median), 1.15 -> 1.03 s CPU;
+  speechbrain 0.59 -> 0.50 s, 1.00 -> 0.87 s; pytorch-image-models 0.43 -> 0.38 s, 0.71 -> 0.66 s. What changed:
+  - precisionlint.fork_pool replaces ProcessPoolExecutor. Its import was 18 ms of the serial start; its threads
+    competed with the reading loop for the interpreter lock; each file's bytes were pickled through one pipe. Now
+    the tasks are a few hundred bytes on a pipe of each worker, the bytes are in a memfd the workers pread, the
+    first worker imports the rules, the YAML loader and the project's pins while the files are read and forks
+    the others warm, and the files left when the reading ends go out largest first in shrinking chunks (the
+    workers end within a few ms of each other; before, one often waited 30-50 ms for the other).
+  - A Python file that no pass reads is not parsed (engine.python_tree_is_read): 31 of lightning's 169.
+  - cross-file-precision-conflict walks the calls on the precision-keyword lines only (was a whole-tree walk of
+    30 lightning files), and framework-version-mismatch skips its walk where every declared torch has the APIs.
+  Tried and not kept: a parent that checks files itself beside one worker (same CPU, worse balance); forking
+  the pool before the files are listed (workers started 30 ms earlier but met the parent's reading, and each
+  then imported the YAML loader itself: no faster); an iterative generic_visit (slower than the two calls per
+  node it saves). pytorch-lightning stays above 0.5x: 140 files are parsed (0.25 s of CPU), 66 need the
+  training-step model (0.20 s) and 100 the settings walk (0.09 s); each of those files holds an autocast, a
+  GradScaler, a torch.optim optimizer beside a float16 cast, or a Trainer call that passes a precision.
+
 Single file, in process (`python benchmarks/server_latency.py --changes 20`, the 2,093-line script): analyse()
 76 ms median, 72.5 ms CPU (was 141 ms CPU; ast.parse of the same text 47 ms); server change -> diagnostics 82 ms.
 
