@@ -154,20 +154,26 @@ def test_fp8_advice_speaks_the_framework_and_weighs_the_effect(tmp_path: Path, n
     assert finding["message"].endswith(f"use {advice}")
 
 
-def test_emulated_bf16_selection_is_information_in_tests(tmp_path: Path) -> None:
-    text = "import torch\n\ndtype = torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16\n"
+def _severities(tmp_path: Path, text: str, names: tuple[str, ...], gpu: str, code: str) -> dict[str, str]:
+    """The severity of the one `code` finding in each of `names`, each holding `text`, checked for `gpu`."""
     found = {}
-    for name in ("train.py", "tests/test_dtype.py"):
+    (tmp_path / "precisionlint.toml").write_text("")
+    for name in names:
         target = tmp_path / name
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(text)
-        (tmp_path / "precisionlint.toml").write_text("")
         result = CliRunner().invoke(
             main, ["check", "--config", str(tmp_path / "precisionlint.toml"), "--no-cache", "--output-format",
-                   "json", "--exit-zero", "--gpu", "V100", "--select", "PL306", str(target)],
+                   "json", "--exit-zero", "--gpu", gpu, "--select", code, str(target)],
         )
         [finding] = json.loads(result.output)
         found[name] = finding["severity"]
+    return found
+
+
+def test_emulated_bf16_selection_is_information_in_tests(tmp_path: Path) -> None:
+    text = "import torch\n\ndtype = torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16\n"
+    found = _severities(tmp_path, text, ("train.py", "tests/test_dtype.py"), "V100", "PL306")
     assert found == {"train.py": "warning", "tests/test_dtype.py": "info"}
 
 
@@ -180,18 +186,7 @@ def test_emulated_bf16_selection_is_information_in_tests(tmp_path: Path) -> None
     ],
 )
 def test_hardware_settings_are_information_in_tests(tmp_path: Path, gpu: str, code: str, config: str) -> None:
-    found = {}
-    for name in ("configs/ds_config.json", "tests/model/ds_config.json"):
-        target = tmp_path / name
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(config)
-        (tmp_path / "precisionlint.toml").write_text("")
-        result = CliRunner().invoke(
-            main, ["check", "--config", str(tmp_path / "precisionlint.toml"), "--no-cache", "--output-format",
-                   "json", "--exit-zero", "--gpu", gpu, "--select", code, str(target)],
-        )
-        [finding] = json.loads(result.output)
-        found[name] = finding["severity"]
+    found = _severities(tmp_path, config, ("configs/ds_config.json", "tests/model/ds_config.json"), gpu, code)
     assert found == {"configs/ds_config.json": "warning", "tests/model/ds_config.json": "info"}
 
 
