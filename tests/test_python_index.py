@@ -105,9 +105,42 @@ def test_an_index_pruned_to_lines_keeps_the_calls_on_them_in_order(path: Path) -
         expected = [call for call in whole.calls if any(call.lineno <= line <= (call.end_lineno or 0)
                                                        for line in lines)]
         assert pruned.calls == expected
-    document = Document(path.name, "", "python", tree=tree)
+    text = path.read_text(encoding="utf-8", errors="replace")
+    from precisionlint.sources.python_index import _statement_lines
+
+    for lines in ([], [1], list(range(1, count + 1, 7)), list(range(3, count + 1, 23))):
+        # Statements pruned too (on_lines): every import, the module's constants, and the calls on the lines
+        # with their expression statements and blocks, all as the whole walk has them.
+        pruned = PythonIndex(tree, lines, statements=_statement_lines(text, lines))
+        assert pruned.imports == whole.imports and pruned.import_aliases() == whole.import_aliases()
+        assert pruned.module_constants() == whole.module_constants()
+        expected = [call for call in whole.calls if any(call.lineno <= line <= (call.end_lineno or 0)
+                                                       for line in lines)]
+        assert pruned.calls == expected
+        for call in pruned.calls:
+            statement = whole.statement_of(call)
+            assert pruned.statement_of(call) is statement
+            if statement is not None:
+                assert pruned.block_of(statement) == whole.block_of(statement)
+    document = Document(path.name, text, "python", tree=tree)
+    assert PythonIndex.on_lines(document, [1]) is PythonIndex.on_lines(document, [1])  # kept for the next pass
     assert PythonIndex.on_lines(document, [1]) is not PythonIndex.of(document)
     assert PythonIndex.on_lines(document, [1]) is PythonIndex.of(document)  # the whole index, once built
+
+
+def test_statements_pruned_to_lines_keep_decorated_calls_and_count_every_assignment() -> None:
+    """A decorator stands above its `def` line; a constant assigned again in a function that the pruned walk
+    skips is no constant."""
+    from precisionlint.sources.python_index import _statement_lines
+
+    text = ("import torch\nPRECISION = 'highest'\n\n@configure(precision='16-mixed')\ndef f():\n    pass\n\n"
+            "def g():\n    global PRECISION\n    PRECISION = 'high'\n\ntorch.set_float32_matmul_precision(PRECISION)\n")
+    tree = ast.parse(text)
+    lines = [4, 12]
+    pruned = PythonIndex(tree, lines, statements=_statement_lines(text, lines))
+    assert [ast.unparse(call.func) for call in pruned.calls] == ["configure", "torch.set_float32_matmul_precision"]
+    assert pruned.module_constants() == {} == PythonIndex(tree).module_constants()
+    assert not any(isinstance(node, ast.FunctionDef) and node.name == "g" for node in pruned.nodes)
 
 
 @pytest.mark.parametrize("path", FILES + sorted(ROOT.glob("examples/**/*.py")), ids=lambda p: str(p.relative_to(ROOT)))

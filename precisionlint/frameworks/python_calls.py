@@ -172,7 +172,6 @@ def python_settings(document: Document) -> list[Setting]:
         index = PythonIndex.of(document)  # `from torch import set_float32_matmul_precision as f`: f(...) anywhere
     from precisionlint.sources.positions import node_offsets
 
-    constants = index.module_constants()
     for node in index.calls:
         name = dotted_name(node.func, aliases)
         if name is None:
@@ -199,7 +198,9 @@ def python_settings(document: Document) -> list[Setting]:
                 settings.append(
                     Setting(
                         name=call.keywords[keyword],
-                        value=literal_value(value_node, constants),
+                        # module constants only for a name (counting a file's assignments is a walk)
+                        value=literal_value(value_node, index.module_constants() if isinstance(
+                            value_node, ast.Name) else {}),
                         framework=call.framework,
                         scope=scope,
                         key_path=(last, keyword),

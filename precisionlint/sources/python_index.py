@@ -34,11 +34,12 @@ _CHILD_FIELDS: dict[type, tuple[str, ...]] = {}
 
 class PythonIndex:
     __slots__ = ("tree", "nodes", "imports", "calls", "assigned", "_statements", "_blocks", "_aliases", "_constants",
-                 "pruned")
+                 "pruned", "_counted")
 
-    def __init__(self, tree: ast.Module, lines: list[int] | None = None) -> None:
+    def __init__(self, tree: ast.Module, lines: list[int] | None = None, statements: list[int] | None = None) -> None:
         """`lines`, sorted, prunes the walk for a pass that wants only the calls written on those lines (see
-        `on_lines`); None walks everything."""
+        `on_lines`); None walks everything. `statements`, sorted (with `lines`), prunes statements too: only those
+        whose lines take in one of them are walked (the others, and `assigned`, are then incomplete)."""
         self.tree = tree
         self.nodes: list[ast.AST] = [tree]
         self.imports: list[ast.Import | ast.ImportFrom] = []
@@ -49,7 +50,8 @@ class PythonIndex:
         self._aliases: dict[str, str] | None = None
         self._constants: dict[str, Any] | None = None
         self.pruned = lines is not None
-        self._walk(tree, lines)
+        self._counted = statements is None  # whether `assigned` counts every assignment of the file
+        self._walk(tree, lines, statements)  # (statements: the lines a walked statement must take in)
 
     @classmethod
     def of(cls, document: Document) -> PythonIndex:
@@ -58,7 +60,7 @@ class PythonIndex:
             index = document.__dict__["_python_index"] = cls(document.tree)
         return index  # type: ignore[no-any-return]
 
-    def _walk(self, tree: ast.AST, lines: list[int] | None) -> None:
+    def _walk(self, tree: ast.AST, lines: list[int] | None, kept_lines: list[int] | None) -> None:
         # ast.walk, inlined: the same breadth-first order over the same children (ast.iter_child_nodes). The
         # nodes found are the work list, so the list is the walk's order once it is done. With `lines`, an
         # expression (and what hangs under it) whose lines take in none of them is left out; statements,
@@ -68,17 +70,26 @@ class PythonIndex:
         AST, Call, Expr, Import, ImportFrom, Name = ast.AST, ast.Call, ast.Expr, ast.Import, ast.ImportFrom, ast.Name
         children = _CHILD_FIELDS
         prune = lines is not None
-        always = (ast.stmt, ast.excepthandler, ast.match_case)
+        blocks_kinds = (ast.stmt, ast.excepthandler)
         count = len(lines) if lines is not None else 0
+        kept: list[int] = kept_lines if kept_lines is not None else []
+        kept_count = len(kept)
 
         def wanted(node: ast.AST) -> bool:
-            if isinstance(node, always):
-                return True
-            first = getattr(node, "lineno", None)
-            if first is None:
-                return True  # arguments, comprehensions, with-items: no lines of their own
-            position = bisect_left(lines, first)  # type: ignore[arg-type]
-            return position < count and lines[position] <= (node.end_lineno or first)  # type: ignore[attr-defined,index]
+            if isinstance(node, blocks_kinds):
+                if kept_lines is None:
+                    return True
+                first: int = node.lineno  # type: ignore[attr-defined]
+                decorators = getattr(node, "decorator_list", None)
+                if decorators:
+                    first = min(first, *(d.lineno for d in decorators))  # decorators stand above the `def`
+                position = bisect_left(kept, first)
+                return position < kept_count and kept[position] <= (node.end_lineno or first)  # type: ignore[attr-defined]
+            start = getattr(node, "lineno", None)
+            if start is None:
+                return True  # arguments, comprehensions, with-items, match cases: no lines of their own
+            position = bisect_left(lines, start)  # type: ignore[arg-type]
+            return position < count and lines[position] <= (node.end_lineno or start)  # type: ignore[attr-defined,index]
 
         found = self.nodes
         append = found.append
@@ -123,15 +134,18 @@ class PythonIndex:
         statement is walked (imports, assignments, blocks and expression statements are complete), but an
         expression is walked only when its lines take in one of `lines`. The calls found are those of the whole
         walk on those lines, in the whole walk's order: a breadth-first walk that leaves whole subtrees out
-        keeps the order of the rest. The whole index, when another pass built it already, serves as it is, and
-        so does the pruned index of the same lines (kept on the document for the next pass that asks)."""
+        keeps the order of the rest. A statement is walked only when its lines take in one of `lines` or an
+        import (so that every import is found, and every statement around the calls); `assigned` is then
+        incomplete, and module_constants() counts the assignments itself. The whole index, when another pass
+        built it already, serves as it is, and so does the pruned index of the same lines (kept on the document
+        for the next pass that asks)."""
         index = document.__dict__.get("_python_index")
         if index is not None:
             return index  # type: ignore[no-any-return]
         kept = document.__dict__.get("_python_index_on_lines")
         if kept is not None and kept[0] == lines:
             return kept[1]  # type: ignore[no-any-return]
-        index = cls(document.tree, lines)
+        index = cls(document.tree, lines, statements=_statement_lines(document.text, lines))
         document.__dict__["_python_index_on_lines"] = (lines, index)
         return index
 
@@ -158,10 +172,11 @@ class PythonIndex:
         """Module-level names assigned exactly once in the whole file, to a literal (PRECISION = "16-mixed")."""
         if self._constants is None:
             values: dict[str, Any] = {}
+            assigned = self.assigned if self._counted else _assignments(self.tree)
             for node in self.tree.body:
                 if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
                     name = node.targets[0].id
-                    if self.assigned.get(name) == 1:
+                    if assigned.get(name) == 1:
                         try:
                             values[name] = ast.literal_eval(node.value)
                         except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
@@ -174,6 +189,42 @@ class PythonIndex:
 
     def block_of(self, statement: ast.stmt) -> tuple[ast.AST, list[ast.stmt]] | None:
         return self._blocks.get(id(statement))
+
+
+def _statement_lines(text: str, lines: list[int]) -> list[int]:
+    """`lines` and the lines where `import` is written (ASCII text, counted as setting_lines counts them): a
+    statement that takes in none of them holds no import and none of the calls on `lines`."""
+    found = set(lines)
+    line, counted = 1, 0
+    start = text.find("import")
+    while start != -1:
+        line += text.count("\n", counted, start)
+        counted = start
+        found.add(line)
+        start = text.find("import", start + 6)
+    return sorted(found)
+
+
+def _assignments(tree: ast.AST) -> dict[str, int]:
+    """How often each plain name is assigned anywhere in the file, as the whole walk counts it: assignments are
+    statements, so only the statement lists are walked (bodies, branches, handlers, match cases)."""
+    assigned: dict[str, int] = {}
+    stack: list[ast.AST] = [tree]
+    while stack:
+        node = stack.pop()
+        for field in ("body", "orelse", "finalbody", "handlers", "cases"):
+            block = getattr(node, field, None)
+            if type(block) is not list:
+                continue  # a lambda's or a conditional expression's body is an expression
+            for child in block:
+                kind = type(child)
+                if kind in _ASSIGNS:
+                    targets: list[ast.expr] = child.targets if kind is ast.Assign else [child.target]  # type: ignore[attr-defined]
+                    for target in targets:
+                        if type(target) is ast.Name:
+                            assigned[target.id] = assigned.get(target.id, 0) + 1  # type: ignore[attr-defined]
+                stack.append(child)
+    return assigned
 
 
 _ALL_FIELDS: dict[type, tuple[str, ...]] = {}
