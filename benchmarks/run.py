@@ -225,6 +225,9 @@ about 10% slower than in the round above (`python -c pass` 50-52 ms, was 44-47):
   - A Python file that no pass reads is not parsed (engine.python_tree_is_read): 31 of lightning's 169.
   - cross-file-precision-conflict walks the calls on the precision-keyword lines only (was a whole-tree walk of
     30 lightning files), and framework-version-mismatch skips its walk where every declared torch has the APIs.
+  - The settings walk prunes statements too (only those around a precision-keyword line or an import): lightning's
+    settings walks 66 -> 35 ms of CPU; then pytorch-lightning 0.54x (536 ms against 991 ms; warm 0.09x, one
+    file 1.69x), the same JSON on all 177 corpus repositories, and with --gpu A100 --gpu V100 on 82.
   Tried and not kept: a parent that checks files itself beside one worker (same CPU, worse balance); forking
   the pool before the files are listed (workers started 30 ms earlier but met the parent's reading, and each
   then imported the YAML loader itself: no faster); an iterative generic_visit (slower than the two calls per
