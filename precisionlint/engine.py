@@ -107,22 +107,24 @@ def needs_script_model(text: str) -> bool:
 def python_tree_is_read(text: str) -> bool:
     """Whether any pass reads the tree of a Python file that passed the prefilter. False only when each of them
     would stop at its own test of the text: no word the script rules' model needs (needs_script_model), no
-    framework call that passes a setting (the framework settings pass: MMEngine's marker, or a framework's
-    import, one of its calls and a setting keyword followed by `=`), no DeepSpeed (the rules that follow a
+    framework call that passes a setting a rule reports on (the framework settings pass: MMEngine's marker, or a
+    framework's import, one of its calls and a precision keyword followed by `=`; Lightning's `accelerator=` and
+    `strategy=` only qualify a precision of the same call), no DeepSpeed (the rules that follow a
     script's links to DeepSpeed configs look for no other file), and no suppression comment to check. Such a
     file is neither parsed nor checked further: no rule could report on it, so a syntax error in it is not
-    reported either (pytorch-lightning: 31 of the 169 Python files that pass the prefilter, for "precision" in
-    prose or a metric's name). tests/test_engine.py checks this against every pass on real files."""
+    reported either (pytorch-lightning: 47 of the 169 Python files that pass the prefilter, for "precision" in
+    prose or a metric's name, or a Trainer given only an accelerator or a strategy). tests/test_engine.py
+    checks this against every pass on real files."""
     if needs_script_model(text) or "deepspeed" in text or "DeepSpeed" in text:
         return True
     from precisionlint.frameworks import mmengine
-    from precisionlint.frameworks.python_calls import may_call_a_framework, setting_lines
+    from precisionlint.frameworks.python_calls import may_call_a_framework, may_pass_a_precision_setting
     from precisionlint.sources.python_source import may_import_a_framework
     from precisionlint.suppress import may_hold_directives
 
     if mmengine.MARKER in text or may_hold_directives(text, python=True):
         return True
-    return may_import_a_framework(text) and may_call_a_framework(text) and setting_lines(text) != []
+    return may_import_a_framework(text) and may_call_a_framework(text) and may_pass_a_precision_setting(text)
 
 
 def _scan_plan(words: tuple[bytes, ...], gates: tuple[bytes, ...]) -> tuple[tuple[bytes, tuple[bytes, ...]], ...]:

@@ -66,13 +66,19 @@ _AFTER_KEYWORD = re.compile(r"(?:\s|\\|#[^\n]*)*=")  # what may stand between a 
 _POSITIONAL_CALLS = tuple(name for call in CALLS if call.positional for name in call.names)
 
 
-def _setting_offsets(text: str) -> list[int]:
+# Settings that only qualify a precision setting of the same call (Lightning's accelerator and strategy: an IPU
+# or a ColossalAI strategy changes what a precision means). No rule reports on them alone.
+_QUALIFIERS = ("accelerator", "strategy")
+_PRECISION_KEYWORDS = tuple(keyword for keyword in _SETTING_KEYWORDS if keyword not in _QUALIFIERS)
+
+
+def _setting_offsets(text: str, keywords: tuple[str, ...] = _SETTING_KEYWORDS) -> list[int]:
     """Where a keyword of CALLS starts a word and is followed by `=` (after any spaces, line continuations or
     comments), or a call that takes its setting positionally is named: each keyword is found with str.find, a
     few times faster than one regular expression of them all on a framework's code, where `precision` is on
     every page. ASCII text (a word character is [A-Za-z0-9_])."""
     found: list[int] = []
-    for keyword in _SETTING_KEYWORDS:
+    for keyword in keywords:
         start = text.find(keyword)
         while start != -1:
             before = text[start - 1] if start else " "
@@ -112,6 +118,14 @@ def document_setting_lines(document: Document) -> list[int] | None:
     if "_setting_lines" not in cache:
         cache["_setting_lines"] = setting_lines(document.text)
     return cache["_setting_lines"]  # type: ignore[no-any-return]
+
+
+def may_pass_a_precision_setting(text: str) -> bool:
+    """False only when no call of CALLS in the file can pass a setting that a rule reports on: none of their
+    keywords but the qualifiers (_QUALIFIERS) is followed by `=`, and no call that takes its setting
+    positionally is named (pytorch-lightning: 16 of its files pass only `accelerator=` or `strategy=`). Not
+    ruled out when the text is not ASCII."""
+    return not text.isascii() or bool(_setting_offsets(text, _PRECISION_KEYWORDS))
 
 
 def may_pass_a_setting(text: str) -> bool:

@@ -28,4 +28,4 @@ if __name__ == "__main__":
     parser.add_argument("--precision", default="bf16-mixed", help="numeric precision of the run")
     parser.add_argument("--max-epochs", type=int, default=10)
     args = parser.parse_args()
-    trainer = Trainer(**{"max_epochs": args.max_epochs})
+    trainer = Trainer(accelerator="gpu", strategy="ddp", max_epochs=args.max_epochs)  # precision set elsewhere
