@@ -229,7 +229,10 @@ about 10% slower than in the round above (`python -c pass` 50-52 ms, was 44-47):
     settings walks 66 -> 35 ms of CPU; then pytorch-lightning 0.54x (536 ms against 991 ms; warm 0.09x, one
     file 1.69x), the same JSON on all 177 corpus repositories, and with --gpu A100 --gpu V100 on 82. In a faster
     hour (`python -c pass` 43 ms): 0.52x (483 ms against 929 ms; runs 0.475-0.489 s), warm 0.09x.
-  The session's start (ac1248c) against its end (60f651e), alternated, 7 runs each, median wall and CPU:
+  - A Python file whose framework calls pass only accelerator= or strategy= is not parsed (16 more lightning
+    files): pytorch-lightning 0.53x (512 ms against 965 ms; runs 0.507-0.527 s), the same JSON on all 177
+    repositories and the 82 with --gpu; alternated with the commit before it, 0.52 -> 0.49 s median wall.
+  The session's start (ac1248c) against 60f651e, alternated, 7 runs each, median wall and CPU:
   pytorch-lightning 0.56 -> 0.49 s, 0.99 -> 0.88 s (-j 1: 0.87 -> 0.80 s CPU); speechbrain 0.51 -> 0.44 s,
   0.90 -> 0.78 s (-j 1: 0.78 -> 0.70 s); pytorch-image-models 0.37 -> 0.34 s, 0.62 -> 0.59 s.
   Tried and not kept: a parent that checks files itself beside one worker (same CPU, worse balance); forking
