@@ -122,9 +122,10 @@ def python_tree_is_read(text: str) -> bool:
     from precisionlint.sources.python_source import may_import_a_framework
     from precisionlint.suppress import may_hold_directives
 
-    if mmengine.MARKER in text or may_hold_directives(text, python=True):
-        return True
-    return may_import_a_framework(text) and may_call_a_framework(text) and may_pass_a_precision_setting(text)
+    if mmengine.MARKER in text or (
+            may_import_a_framework(text) and may_call_a_framework(text) and may_pass_a_precision_setting(text)):
+        return True  # the keyword scan is kept for the settings pass that follows
+    return may_hold_directives(text, python=True)
 
 
 def _scan_plan(words: tuple[bytes, ...], gates: tuple[bytes, ...]) -> tuple[tuple[bytes, tuple[bytes, ...]], ...]:

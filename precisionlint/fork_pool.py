@@ -123,14 +123,13 @@ class _Worker:
 
 class ForkPool:
     """`workers` processes that run `work` on the chunks `submit` hands out, in the order they are handed out
-    to each. `options` is inherited by the workers through `inherit` (set before the first fork)."""
+    to each. They fork in the constructor: what `work` reads from this process (the run's options) must be set
+    before it."""
 
-    def __init__(self, sources: Sequence[SourceFile], workers: int, work: Work, warm: Callable[[], None],
-                 inherit: Callable[[], None]) -> None:
+    def __init__(self, sources: Sequence[SourceFile], workers: int, work: Work, warm: Callable[[], None]) -> None:
         from precisionlint.interrupts import before_fork, track
 
         self.sources = sources
-        self.work = work
         self.arena = _Arena()
         self.chunks: dict[int, list[int]] = {}  # chunk number -> the indices of its files, until done
         self.queue: deque[tuple[int, list[tuple[int, bytes | None]]]] = deque()  # not yet handed out
@@ -139,7 +138,6 @@ class ForkPool:
         self.workers: list[_Worker] = []
         self.stopped = False
         self.early: list[list[tuple[int, FileResult]]] = []  # results taken while the files were still read
-        inherit()
         before_fork()
         pipes = [(os.pipe(), os.pipe()) for _ in range(workers)]
         try:

@@ -282,12 +282,10 @@ def _work(chunk: list[tuple[int, SourceFile, bytes | None]]) -> list[tuple[int, 
 def _start_pool(sources: Sequence[SourceFile], options: EngineOptions, jobs: int) -> ForkPool | None:
     from precisionlint.fork_pool import ForkPool
 
-    def inherit() -> None:
-        global _WORKER_OPTIONS
-        _WORKER_OPTIONS = options  # the workers fork with it
-
+    global _WORKER_OPTIONS
+    _WORKER_OPTIONS = options  # the workers fork with it
     try:
-        return ForkPool(sources, jobs, _work, lambda: _warm(sources, options), inherit)
+        return ForkPool(sources, jobs, _work, lambda: _warm(sources, options))
     except OSError:  # no fork (out of processes or memory): this process checks everything
         return None
 
@@ -312,7 +310,7 @@ def _warm(sources: Sequence[SourceFile], options: EngineOptions) -> None:
     # is listed, and its pin files read, once for all workers rather than once in each.
     from precisionlint.project import project_for
 
-    folders = {os.path.dirname(source.fs_path) for source in sources if source.format == "python"}
-    for folder in sorted(folders):
-        for directory in project_for(os.path.join(folder, "_")).chain:
+    one_file_per_folder = {os.path.dirname(s.fs_path): s.fs_path for s in sources if s.format == "python"}
+    for path in one_file_per_folder.values():
+        for directory in project_for(path).chain:
             directory.pins  # noqa: B018 - reads the pin files

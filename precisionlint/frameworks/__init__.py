@@ -28,6 +28,7 @@ from precisionlint.frameworks.python_calls import (
 )
 from precisionlint.frameworks.registry import attribute, framework, title, vocabulary
 from precisionlint.model import UNRESOLVED, Document, Setting
+from precisionlint.sources import template_action
 
 __all__ = [
     "ACCELERATE_MIXED_PRECISION", "CALLS", "Call", "Facts", "HF_HALF_PRECISION_BACKEND", "LIGHTNING_LEGACY",
@@ -84,13 +85,7 @@ def _unresolved_in_config(text: str, start: int, value: Any) -> bool:
     `"{{ .Values.precision }}"`, Jinja's `"{{ precision }}"`)."""
     if text.startswith("!", start) and not text.startswith("!!", start):
         return True  # a local tag (`!ref`, `!new:`): its constructor decides the value; `!!str` etc. are data
-    return isinstance(value, str) and ("${" in value or value == "???" or _placeholder(value))
-
-
-def _placeholder(value: str) -> bool:
-    opening = value.find("{{")
-    return (opening >= 0 and value.find("}}", opening + 2) >= 0) or (
-        "{%" in value and "%}" in value[value.find("{%") + 2:])
+    return isinstance(value, str) and ("${" in value or value == "???" or template_action(value))
 
 
 def config_settings(document: Document, root: Any) -> list[Setting]:

@@ -68,28 +68,33 @@ _POSITIONAL_CALLS = tuple(name for call in CALLS if call.positional for name in 
 
 # Settings that only qualify a precision setting of the same call (Lightning's accelerator and strategy: an IPU
 # or a ColossalAI strategy changes what a precision means). No rule reports on them alone.
-_QUALIFIERS = ("accelerator", "strategy")
-_PRECISION_KEYWORDS = tuple(keyword for keyword in _SETTING_KEYWORDS if keyword not in _QUALIFIERS)
+_QUALIFIERS = frozenset(("accelerator", "strategy"))
+# The last text scanned and what _setting_offsets found in it: the engine's test of whether a file is read and the
+# settings pass that follows it ask about the same text, which is scanned once.
+_LAST_SCAN: list[object] = [None, []]
 
 
-def _setting_offsets(text: str, keywords: tuple[str, ...] = _SETTING_KEYWORDS) -> list[int]:
-    """Where a keyword of CALLS starts a word and is followed by `=` (after any spaces, line continuations or
-    comments), or a call that takes its setting positionally is named: each keyword is found with str.find, a
-    few times faster than one regular expression of them all on a framework's code, where `precision` is on
-    every page. ASCII text (a word character is [A-Za-z0-9_])."""
-    found: list[int] = []
-    for keyword in keywords:
+def _setting_offsets(text: str) -> list[tuple[int, str]]:
+    """(offset, keyword) where a keyword of CALLS starts a word and is followed by `=` (after any spaces, line
+    continuations or comments), or (offset, name) where a call that takes its setting positionally is named:
+    each keyword is found with str.find, a few times faster than one regular expression of them all on a
+    framework's code, where `precision` is on every page. ASCII text (a word character is [A-Za-z0-9_])."""
+    if _LAST_SCAN[0] is text:
+        return _LAST_SCAN[1]  # type: ignore[return-value]
+    found: list[tuple[int, str]] = []
+    for keyword in _SETTING_KEYWORDS:
         start = text.find(keyword)
         while start != -1:
             before = text[start - 1] if start else " "
             if not (before.isalnum() or before == "_") and _AFTER_KEYWORD.match(text, start + len(keyword)):
-                found.append(start)
+                found.append((start, keyword))
             start = text.find(keyword, start + 1)
     for name in _POSITIONAL_CALLS:
         start = text.find(name)
         while start != -1:
-            found.append(start)
+            found.append((start, name))
             start = text.find(name, start + 1)
+    _LAST_SCAN[0], _LAST_SCAN[1] = text, found
     return found
 
 
@@ -97,19 +102,14 @@ def setting_lines(text: str) -> list[int] | None:
     """The lines (1-based, sorted) where a call of CALLS can carry a setting (_setting_offsets): none when no
     call can. None where any line may, since lines cannot be counted as the parser counts them from the text
     alone (a name the parser may normalise; a carriage return)."""
+    from precisionlint.sources.python_index import lines_of
+
     if not text.isascii():
         return None
     offsets = _setting_offsets(text)
     if offsets and "\r" in text:
         return None
-    lines: list[int] = []
-    line, counted = 1, 0
-    for offset in sorted(offsets):
-        line += text.count("\n", counted, offset)
-        counted = offset
-        if not lines or lines[-1] != line:
-            lines.append(line)
-    return lines
+    return lines_of(text, sorted(offset for offset, _ in offsets))
 
 
 def document_setting_lines(document: Document) -> list[int] | None:
@@ -125,7 +125,7 @@ def may_pass_a_precision_setting(text: str) -> bool:
     keywords but the qualifiers (_QUALIFIERS) is followed by `=`, and no call that takes its setting
     positionally is named (pytorch-lightning: 16 of its files pass only `accelerator=` or `strategy=`). Not
     ruled out when the text is not ASCII."""
-    return not text.isascii() or bool(_setting_offsets(text, _PRECISION_KEYWORDS))
+    return not text.isascii() or any(word not in _QUALIFIERS for _, word in _setting_offsets(text))
 
 
 def may_pass_a_setting(text: str) -> bool:

@@ -21,6 +21,17 @@ EXTENSIONS: dict[str, Format] = {
 }
 
 
+def template_action(text: str) -> bool:
+    """Whether `text` holds a template action: a `{{` with a `}}` after it (Helm, Jinja) or a `{%` with a `%}`.
+    Plain string scans, linear in the text (a regex with two lazy runs would be quadratic on a long line of
+    braces)."""
+    for opening, closing in (("{{", "}}"), ("{%", "%}")):
+        start = text.find(opening)
+        if start >= 0 and text.find(closing, start + 2) >= 0:
+            return True
+    return False
+
+
 def format_of(filename: str) -> Format | None:
     dot = filename.rfind(".")
     if dot == -1:

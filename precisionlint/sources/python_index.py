@@ -191,18 +191,28 @@ class PythonIndex:
         return self._blocks.get(id(statement))
 
 
-def _statement_lines(text: str, lines: list[int]) -> list[int]:
-    """`lines` and the lines where `import` is written (ASCII text, counted as setting_lines counts them): a
-    statement that takes in none of them holds no import and none of the calls on `lines`."""
-    found = set(lines)
+def lines_of(text: str, offsets: list[int]) -> list[int]:
+    """The lines (1-based, sorted, each once) of sorted character offsets, counting `\n` as the parser counts
+    lines in text without a carriage return."""
+    lines: list[int] = []
     line, counted = 1, 0
+    for offset in offsets:
+        line += text.count("\n", counted, offset)
+        counted = offset
+        if not lines or lines[-1] != line:
+            lines.append(line)
+    return lines
+
+
+def _statement_lines(text: str, lines: list[int]) -> list[int]:
+    """`lines` and the lines where `import` is written (ASCII text without a carriage return, as for `lines`): a
+    statement that takes in none of them holds no import and none of the calls on `lines`."""
+    imports: list[int] = []
     start = text.find("import")
     while start != -1:
-        line += text.count("\n", counted, start)
-        counted = start
-        found.add(line)
+        imports.append(start)
         start = text.find("import", start + 6)
-    return sorted(found)
+    return sorted(set(lines).union(lines_of(text, imports)))
 
 
 def _assignments(tree: ast.AST) -> dict[str, int]:

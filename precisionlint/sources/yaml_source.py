@@ -14,7 +14,7 @@ from typing import Any
 
 from precisionlint.model import Document
 from precisionlint.model import line_starts as _line_starts
-from precisionlint.sources import LimitError, Limits, NotCheckable, SourceError
+from precisionlint.sources import LimitError, Limits, NotCheckable, SourceError, template_action
 from precisionlint.sources.positions import universal_line_starts
 from precisionlint.sources.tree import Entry, Node, NodeBudget, whole_line_range
 from precisionlint.sources.yaml_duplicates import resolve_duplicates
@@ -130,15 +130,8 @@ def _flow_too_deep(text: str, max_depth: int) -> bool:
 # it; read as it is, it does not parse, and that is not a mistake in the file. (A template whose actions all sit
 # inside quoted strings parses and is checked like any YAML.)
 def _has_template_action(text: str) -> bool:
-    """A `{{ ... }}` or `{% ... %}` on a line, before any `#`. Plain string scans, linear in the text (a regex
-    with two lazy runs would be quadratic on a long line of braces)."""
-    for line in text.splitlines():
-        code = line.split("#", 1)[0]
-        for opening, closing in (("{{", "}}"), ("{%", "%}")):
-            start = code.find(opening)
-            if start >= 0 and code.find(closing, start + 2) >= 0:
-                return True
-    return False
+    """A template action (sources.template_action) on a line, before any `#`."""
+    return any(template_action(line.split("#", 1)[0]) for line in text.splitlines())
 
 
 def load(path: str, text: str, limits: Limits) -> Document:
