@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import gc
 import os
+import re
 import stat
 import sys
 from collections.abc import Callable, Iterable, Sequence
@@ -87,21 +88,56 @@ SCRIPT_MODEL_WORDS: tuple[str, ...] = (
 )
 # A half-precision cast (`model.half()`, `.to(torch.float16)`, `torch.bfloat16`) without any word above matters
 # only to the rules about what updates half-precision weights: an optimizer of torch.optim over them
-# (half-params-without-master-weights, adam-eps-underflow-fp16: the model records only torch.optim's
-# constructors, whose name the text spells), or a Trainer with `fp16=True` over a model that `from_pretrained`
-# loads in float16 (scaler-with-half-params). Half casts are everywhere in model code (a third of the files
-# that pass the prefilter in pytorch-lightning and diffusers name nothing else), and most build no optimizer.
+# (half-params-without-master-weights, adam-eps-underflow-fp16: the model records only the constructors of
+# torch.optim's optimizer classes, script.names.TORCH_OPTIMIZERS, so the text spells one of their names), or a
+# Trainer with `fp16=True` over a model that `from_pretrained` loads in float16 (scaler-with-half-params). Half
+# casts are everywhere in model code (a third of the files that pass the prefilter in pytorch-lightning and
+# diffusers name nothing else), and most build no optimizer: "optimizer" alone is in every file of a training
+# framework, in type hints and hooks.
 HALF_CAST_WORDS: tuple[str, ...] = ("half", "float16")  # float16 also in bfloat16
 
 
+def word_probe(text: str) -> str:
+    """The text in which to look for the words that decide whether a pass reads a Python file: ASCII text
+    itself. The parser NFKC-normalises identifiers that are not ASCII (a fullwidth `ａｕｔｏｃａｓｔ` is
+    `autocast`), so other text is followed by its NFKC form, and every character still not ASCII is written as
+    `?`. No word looked for holds such a character, so each word written in the text (a string, a comment) or
+    normalised into an identifier is in the probe, and the probe is ASCII, which the tests need to rule a file
+    out. (pytorch-lightning: 9 of the files that pass the prefilter hold a typographic quote or an ellipsis.)"""
+    if text.isascii():
+        return text
+    if _LAST_PROBE[0] is not text:  # the engine asks twice about a file: whether it is read, then for the model
+        import unicodedata
+
+        probe = f"{text}\n{unicodedata.normalize('NFKC', text)}".encode("ascii", "replace").decode("ascii")
+        _LAST_PROBE[:] = [text, probe]
+    return _LAST_PROBE[1]  # type: ignore[return-value]
+
+
+_LAST_PROBE: list[str | None] = [None, None]
+
+
+def _optimizer_words() -> tuple[str, ...]:
+    """The names of torch.optim's optimizer classes, less those that hold another (AdamW holds Adam)."""
+    from precisionlint.script.names import TORCH_OPTIMIZERS
+
+    return tuple(sorted(name for name in TORCH_OPTIMIZERS
+                        if not any(other != name and other in name for other in TORCH_OPTIMIZERS)))
+
+
+_OPTIMIZER_WORDS: tuple[str, ...] = ()
+
+
 def needs_script_model(text: str) -> bool:
-    # Identifiers that are not ASCII may be NFKC-normalised by the parser (a fullwidth `ａｕｔｏｃａｓｔ` is
-    # `autocast`), so such files always get the model.
-    if not text.isascii() or any(word in text for word in SCRIPT_MODEL_WORDS):
+    global _OPTIMIZER_WORDS
+    probe = word_probe(text)
+    if any(word in probe for word in SCRIPT_MODEL_WORDS):
         return True
-    return any(word in text for word in HALF_CAST_WORDS) and (
-        "optim" in text or ("from_pretrained" in text and "fp16" in text)
-    )
+    if not any(word in probe for word in HALF_CAST_WORDS):
+        return False
+    if not _OPTIMIZER_WORDS:
+        _OPTIMIZER_WORDS = _optimizer_words()
+    return any(name in probe for name in _OPTIMIZER_WORDS) or ("from_pretrained" in probe and "fp16" in probe)
 
 
 def python_tree_is_read(text: str) -> bool:
@@ -109,23 +145,45 @@ def python_tree_is_read(text: str) -> bool:
     would stop at its own test of the text: no word the script rules' model needs (needs_script_model), no
     framework call that passes a setting a rule reports on (the framework settings pass: MMEngine's marker, or a
     framework's import, one of its calls and a precision keyword followed by `=`; Lightning's `accelerator=` and
-    `strategy=` only qualify a precision of the same call), no DeepSpeed (the rules that follow a
-    script's links to DeepSpeed configs look for no other file), and no suppression comment to check. Such a
-    file is neither parsed nor checked further: no rule could report on it, so a syntax error in it is not
-    reported either (pytorch-lightning: 47 of the 169 Python files that pass the prefilter, for "precision" in
-    prose or a metric's name, or a Trainer given only an accelerator or a strategy). tests/test_engine.py
-    checks this against every pass on real files."""
-    if needs_script_model(text) or "deepspeed" in text or "DeepSpeed" in text:
+    `strategy=` only qualify a precision of the same call), no link to a DeepSpeed config that
+    cross-file-precision-conflict could follow (may_link_a_deepspeed_config), and no suppression comment to
+    check. Such a file is neither parsed nor checked further: no rule could report on it, so a syntax error in it
+    is not reported either (pytorch-lightning: 47 of the 169 Python files that pass the prefilter, for
+    "precision" in prose or a metric's name, or a Trainer given only an accelerator or a strategy).
+    tests/test_engine.py checks this against every pass on real files."""
+    if needs_script_model(text):
         return True
     from precisionlint.frameworks import mmengine
     from precisionlint.frameworks.python_calls import may_call_a_framework, may_pass_a_precision_setting
     from precisionlint.sources.python_source import may_import_a_framework
     from precisionlint.suppress import may_hold_directives
 
-    if mmengine.MARKER in text or (
-            may_import_a_framework(text) and may_call_a_framework(text) and may_pass_a_precision_setting(text)):
+    probe = word_probe(text)
+    if mmengine.MARKER in probe or may_link_a_deepspeed_config(probe) or (
+            may_import_a_framework(probe) and may_call_a_framework(probe) and may_pass_a_precision_setting(probe)):
         return True  # the keyword scan is kept for the settings pass that follows
-    return may_hold_directives(text, python=True)
+    return may_hold_directives(text, python=True)  # comments are not normalised: the text as written
+
+
+# A DeepSpeed config named by a literal path: cross-file-precision-conflict follows only those of a .json,
+# .yaml or .yml file (in any case).
+_CONFIG_PATH_SUFFIX = re.compile(r"\.(?:json|ya?ml)", re.IGNORECASE)
+
+
+def may_link_a_deepspeed_config(text: str) -> bool:
+    """False only when cross-file-precision-conflict finds no DeepSpeed config to compare the file with:
+    `TrainingArguments(..., deepspeed="ds.json")` names one of its classes and a config path, and
+    `Trainer(precision=..., strategy=DeepSpeedStrategy(config=...))` the strategy, the Trainer and a precision
+    keyword. The rest of DeepSpeed's and Lightning's own code says "deepspeed" on every page and links to no
+    config (pytorch-lightning: 21 files). `text` is ASCII (word_probe)."""
+    if "deepspeed" not in text and "DeepSpeed" not in text:
+        return False
+    from precisionlint.frameworks.python_calls import may_call_a_framework, may_pass_a_precision_setting
+    from precisionlint.project.links import HF_ARGUMENT_CLASSES
+
+    if "deepspeed" in text and any(name in text for name in HF_ARGUMENT_CLASSES) and _CONFIG_PATH_SUFFIX.search(text):
+        return True
+    return "DeepSpeedStrategy" in text and may_call_a_framework(text) and may_pass_a_precision_setting(text)
 
 
 def _scan_plan(words: tuple[bytes, ...], gates: tuple[bytes, ...]) -> tuple[tuple[bytes, tuple[bytes, ...]], ...]:

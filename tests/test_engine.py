@@ -292,10 +292,21 @@ def test_a_python_file_no_pass_reads_is_not_parsed(tmp_path: Path) -> None:
     (tmp_path / "metrics.py").write_text('"""precision and recall"""\ndef f(:\n')
     (tmp_path / "train.py").write_text("import torch\nscaler = torch.amp.GradScaler()\ndef f(:\n")
     (tmp_path / "fit.py").write_text("from lightning import Trainer\nTrainer(precision=16)\ndef f(:\n")
+    # DeepSpeed's name alone: no config is linked that cross-file-precision-conflict could compare
+    (tmp_path / "engine_setup.py").write_text(
+        "import deepspeed\nimport torch\nengine = deepspeed.initialize(config=cfg)\ndtype = torch.float16\ndef f(:\n")
+    (tmp_path / "hf.py").write_text("from transformers import TrainingArguments\n"
+                                    "args = TrainingArguments('out', deepspeed='ds.JSON')\ndef f(:\n")
+    # not ASCII: a typographic apostrophe is no word; a fullwidth identifier the parser reads as `autocast` is
+    (tmp_path / "notes.py").write_text("# the model’s precision…\ndef f(:\n", encoding="utf-8")
+    (tmp_path / "wide.py").write_text("import torch\nwith torch.ａｕｔｏｃａｓｔ('cuda'):  # fp16\n    pass\ndef f(:\n",
+                                      encoding="utf-8")
     result = CliRunner().invoke(main, ["check", "--no-cache", "--no-progress", str(tmp_path)])
     assert result.exit_code == 1
-    assert "train.py:3:7: PL001" in result.output and "fit.py:3:7: PL001" in result.output
-    assert "metrics.py" not in result.output
+    for read in ("train.py:3:7", "fit.py:3:7", "hf.py:3:7", "wide.py:4:7"):
+        assert f"{read}: PL001" in result.output, read
+    for unread in ("metrics.py", "engine_setup.py", "notes.py"):
+        assert unread not in result.output
 
 
 # ---------------------------------------------------------------------------------------------------------------

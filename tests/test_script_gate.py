@@ -9,6 +9,8 @@ from pathlib import Path
 from precisionlint.checks import CheckContext, all_rules
 from precisionlint.engine import SCRIPT_MODEL_WORDS, decode_source, needs_script_model
 from precisionlint.hardware import resolve_targets
+from precisionlint.script.model import build_script_model
+from precisionlint.script.names import TORCH_OPTIMIZERS
 from precisionlint.sources import SourceError, load_document
 
 sys.path.insert(0, str(Path(__file__).parent))
@@ -54,7 +56,10 @@ def test_files_without_the_words_yield_no_script_finding() -> None:
 
 def test_gate_words_are_text() -> None:
     assert all(isinstance(word, str) and word for word in SCRIPT_MODEL_WORDS)
-    assert needs_script_model("ｘ = 1\n")  # not ASCII: always built
+    # The parser reads a fullwidth `ａｕｔｏｃａｓｔ` as `autocast`; a typographic quote in a comment is no word.
+    assert needs_script_model("import torch\nwith torch.ａｕｔｏｃａｓｔ('cuda'):\n    y = m(x)\n")
+    assert needs_script_model("ｍ = Net().half()\nｏ = torch.optim.ＡｄａｍＷ(ｍ.parameters())\n")
+    assert not needs_script_model("# the model’s precision…\nｘ = 1\n")
 
 
 HALF_CAST_ONLY = {
@@ -80,6 +85,20 @@ def test_a_half_cast_without_an_optimizer_or_fp16_trainer_gets_no_model() -> Non
         document = load_document(name, text, "python")
         for rule in SCRIPT_RULES:
             assert list(rule.func(CheckContext(document, rule, gpus))) == [], (name, rule.name)
+
+
+def test_a_half_cast_beside_no_optimizer_class_gets_no_model() -> None:
+    """A framework's own code says "optimizer" everywhere (type hints, hooks) beside its dtype handling: the model
+    is built only where a class of torch.optim is named, as the model records only their constructions."""
+    text = ("import torch\n\ndef on_before_optimizer_step(self, optimizer: torch.optim.Optimizer) -> None:\n"
+            "    self.model.to(torch.float16)\n")
+    assert not needs_script_model(text)
+    document = load_document("hooks.py", text, "python")
+    assert build_script_model(document).optimizers == []
+    for name in sorted(TORCH_OPTIMIZERS):
+        built = text + f"opt = torch.optim.{name}(self.model.parameters())\n"
+        assert needs_script_model(built), name
+        assert [o.cls for o in build_script_model(load_document("train.py", built, "python")).optimizers] == [name]
 
 
 def test_a_half_cast_with_an_optimizer_or_an_fp16_trainer_gets_the_model() -> None:

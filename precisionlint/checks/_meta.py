@@ -29,8 +29,8 @@ source`) with IPython lines such as `!deepspeed ...`. Both are skipped, not repo
 Python that only a newer interpreter can parse is reported by `newer-python-syntax` instead. A Python file is
 parsed only when some rule reads it: one that merely mentions a precision word (a `precision` metric, `half` of a
 list, a `float16` cast in inference code) and holds nothing any rule checks (no autocast, GradScaler, TF32
-setting, optimizer beside a half-precision cast, framework call passing a precision, DeepSpeed, or suppression
-comment) is not, so its syntax errors are not reported: precisionlint checks mixed precision, not Python syntax
+setting, torch.optim optimizer beside a half-precision cast, framework call passing a precision, link to a
+DeepSpeed config, or suppression comment) is not, so its syntax errors are not reported: precisionlint checks mixed precision, not Python syntax
 (a Python 2 `print` statement in a vendored evaluation script is none of its business).
 
 ## Why is this bad?

@@ -37,6 +37,7 @@ from precisionlint.script.names import (
     EPS_OPTIMIZERS,
     PARTIAL,
     SCALER_APIS,
+    TORCH_OPTIMIZERS,
     canonical,
     dotted,
 )
@@ -66,11 +67,11 @@ _LEGACY_TF32 = frozenset(
 # name is not among them cannot resolve to one: most attributes (`self.encoder`, `x.shape`) are not resolved.
 _ATTRIBUTE_ENDS = frozenset({name.rsplit(".", 1)[1] for name in (*DEPRECATED, *_LEGACY_TF32)} | {"fp32_precision"})
 # The same for the callees _classify compares with: a method call (`self.encoder(x)`, `x.view(...)`) whose name
-# is none of these, and that does not start with a capital as a torch.optim class does, is no such API.
+# is none of these, nor a class of torch.optim, is no such API.
 _CALL_ENDS = frozenset(
     name.rsplit(".", 1)[1]
     for name in (*AUTOCAST_APIS, *SCALER_APIS, *CLIP_APIS, *BCE_FUNCTIONS, AUTOGRAD_BACKWARD, *_LEGACY_TF32, *PARTIAL)
-)
+) | TORCH_OPTIMIZERS
 
 _STATEMENTS = frozenset(subclasses_of(ast.stmt))
 
@@ -575,7 +576,7 @@ class _Collector(FastNodeVisitor):
     def _classify(self, node: ast.Call) -> None:
         func = node.func
         # A method's qualified name ends in its own name (see _CALL_ENDS): most are not resolved at all.
-        known = type(func) is not ast.Attribute or func.attr in _CALL_ENDS or func.attr[:1].isupper()  # type: ignore[attr-defined]
+        known = type(func) is not ast.Attribute or func.attr in _CALL_ENDS  # type: ignore[attr-defined]
         name = self.q(func) if known else None
         in_conditional = self.in_conditional > 0
         if name in AUTOCAST_APIS:
@@ -597,7 +598,7 @@ class _Collector(FastNodeVisitor):
                     (k.value for k in node.keywords if k.arg == "precision"), None
                 )
                 self._tf32_write(func, argument)
-        elif name is not None and name.startswith("torch.optim.") and name.count(".") == 2 and name[12:13].isupper():
+        elif name is not None and name.startswith("torch.optim.") and name[12:] in TORCH_OPTIMIZERS:
             self._optimizer(node, name)
         elif self.may_call_bce_module and self._calls_bce_module(func):
             self.event("bce", node)

@@ -43,6 +43,13 @@ DTYPES = {
     "torch.float64": "float64",
 }
 
+# The optimizer classes of torch.optim (its __all__ in torch 2.13, without the `Optimizer` base class, which is
+# never constructed itself): the training-step model records a construction of one of these.
+TORCH_OPTIMIZERS = frozenset(
+    {"ASGD", "Adadelta", "Adafactor", "Adagrad", "Adam", "AdamW", "Adamax", "LBFGS", "Muon", "NAdam", "RAdam",
+     "RMSprop", "Rprop", "SGD", "SparseAdam"}
+)
+
 # Optimizers of torch.optim whose update divides by (something + eps) computed in the parameter dtype.
 # Default eps per class, checked against torch/optim/*.py.
 EPS_OPTIMIZERS = {

@@ -1,2 +1,3 @@
 import torch
+scaler = torch.amp.GradScaler("cuda")
 !deepspeed train.py --fp16
