@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from precisionlint.sources.python_index import PythonIndex
+from precisionlint.sources.python_index import PythonIndex, all_statements
 
 ROOT = Path(__file__).resolve().parent.parent
 FILES = sorted([*ROOT.glob("precisionlint/**/*.py"), *ROOT.glob("rules/**/*.py"), *ROOT.glob("tests/*.py")])
@@ -74,6 +74,8 @@ def test_the_index_equals_separate_walks(path: Path) -> None:
     assert index.imports == [n for n in walked if isinstance(n, (ast.Import, ast.ImportFrom))]
     assert index.import_aliases() == _aliases_by_walk(tree)
     assert index.module_constants() == _constants_by_walk(tree)
+    assert index.module_constants().keys() <= index.module_constant_names()
+    assert sorted(map(id, all_statements(tree))) == sorted(id(n) for n in walked if isinstance(n, ast.stmt))
     expressions = [n for n in walked if isinstance(n, ast.Expr)]
     for statement in expressions:
         if isinstance(statement.value, ast.Call):

@@ -30,8 +30,9 @@ Python that only a newer interpreter can parse is reported by `newer-python-synt
 parsed only when some rule reads it: one that merely mentions a precision word (a `precision` metric, `half` of a
 list, a `float16` cast in inference code) and holds nothing any rule checks (no autocast, GradScaler, TF32
 setting, torch.optim optimizer beside a half-precision cast, framework call passing a precision, link to a
-DeepSpeed config, or suppression comment) is not, so its syntax errors are not reported: precisionlint checks mixed precision, not Python syntax
-(a Python 2 `print` statement in a vendored evaluation script is none of its business).
+DeepSpeed config, or suppression comment) is not, so its syntax errors are not reported: precisionlint checks
+mixed precision, not Python syntax (a Python 2 `print` statement in a vendored evaluation script is none of its
+business).
 
 ## Why is this bad?
 A configuration that does not parse will stop the training job at start-up (or, worse, a tool that reads it

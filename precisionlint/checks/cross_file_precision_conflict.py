@@ -66,7 +66,7 @@ from typing import Any, NamedTuple
 
 from precisionlint.checks import CheckContext
 from precisionlint.model import Document, Finding, Related, Setting, Severity, Span
-from precisionlint.sources.python_index import walk  # ast.walk's nodes and order, faster
+from precisionlint.sources.python_index import all_statements
 from precisionlint.sources.tree import root_map, roots
 
 CODE = "PL402"
@@ -415,13 +415,14 @@ def _lightning_python(ctx: CheckContext) -> Iterator[Finding]:
 
 
 def _assigned_values(tree: ast.Module) -> dict[str, list[ast.expr]]:
-    """The values each plain name is assigned (`name = value`), anywhere in the module."""
+    """The values each plain name is assigned (`name = value`), anywhere in the module (assignments are
+    statements: only the statement lists are walked)."""
     assigned: dict[str, list[ast.expr]] = {}
-    for node in walk(tree):
-        if isinstance(node, ast.Assign):
-            for target in node.targets:
+    for node in all_statements(tree):
+        if type(node) is ast.Assign:
+            for target in node.targets:  # type: ignore[attr-defined]
                 if isinstance(target, ast.Name):
-                    assigned.setdefault(target.id, []).append(node.value)
+                    assigned.setdefault(target.id, []).append(node.value)  # type: ignore[attr-defined]
     return assigned
 
 

@@ -212,9 +212,10 @@ def python_settings(document: Document) -> list[Setting]:
                 settings.append(
                     Setting(
                         name=call.keywords[keyword],
-                        # module constants only for a name (counting a file's assignments is a walk)
+                        # module constants only for a name a module-level statement assigns (counting a file's
+                        # assignments is a walk); any other name is not a literal
                         value=literal_value(value_node, index.module_constants() if isinstance(
-                            value_node, ast.Name) else {}),
+                            value_node, ast.Name) and value_node.id in index.module_constant_names() else {}),
                         framework=call.framework,
                         scope=scope,
                         key_path=(last, keyword),

@@ -34,7 +34,7 @@ _CHILD_FIELDS: dict[type, tuple[str, ...]] = {}
 
 class PythonIndex:
     __slots__ = ("tree", "nodes", "imports", "calls", "assigned", "_statements", "_blocks", "_aliases", "_constants",
-                 "pruned", "_counted")
+                 "_constant_names", "pruned", "_counted")
 
     def __init__(self, tree: ast.Module, lines: list[int] | None = None, statements: list[int] | None = None) -> None:
         """`lines`, sorted, prunes the walk for a pass that wants only the calls written on those lines (see
@@ -49,6 +49,7 @@ class PythonIndex:
         self._blocks: dict[int, tuple[ast.AST, list[ast.stmt]]] = {}  # id(statement) -> (parent, block)
         self._aliases: dict[str, str] | None = None
         self._constants: dict[str, Any] | None = None
+        self._constant_names: set[str] | None = None
         self.pruned = lines is not None
         self._counted = statements is None  # whether `assigned` counts every assignment of the file
         self._walk(tree, lines, statements)  # (statements: the lines a walked statement must take in)
@@ -168,6 +169,16 @@ class PythonIndex:
             self._aliases = aliases
         return self._aliases
 
+    def module_constant_names(self) -> set[str]:
+        """The names module_constants() may hold: those a module-level statement assigns alone (`NAME = ...`).
+        A pass looks a name up here before it asks for the constants, which count every assignment of the file:
+        `Trainer(precision=precision)` inside a test function names no module constant."""
+        if self._constant_names is None:
+            self._constant_names = {node.targets[0].id for node in self.tree.body  # type: ignore[attr-defined]
+                                    if type(node) is ast.Assign and len(node.targets) == 1
+                                    and type(node.targets[0]) is ast.Name}
+        return self._constant_names
+
     def module_constants(self) -> dict[str, Any]:
         """Module-level names assigned exactly once in the whole file, to a literal (PRECISION = "16-mixed")."""
         if self._constants is None:
@@ -215,25 +226,32 @@ def _statement_lines(text: str, lines: list[int]) -> list[int]:
     return sorted(set(lines).union(lines_of(text, imports)))
 
 
-def _assignments(tree: ast.AST) -> dict[str, int]:
-    """How often each plain name is assigned anywhere in the file, as the whole walk counts it: assignments are
-    statements, so only the statement lists are walked (bodies, branches, handlers, match cases)."""
-    assigned: dict[str, int] = {}
+def all_statements(tree: ast.AST) -> list[ast.stmt]:
+    """Every statement under `tree`, nested ones too (bodies, branches, handlers, match cases), without walking
+    any expression: no statement is inside one (a lambda's body is an expression). Depth first, last first."""
+    found: list[ast.stmt] = []
     stack: list[ast.AST] = [tree]
     while stack:
         node = stack.pop()
         for field in ("body", "orelse", "finalbody", "handlers", "cases"):
             block = getattr(node, field, None)
-            if type(block) is not list:
-                continue  # a lambda's or a conditional expression's body is an expression
-            for child in block:
-                kind = type(child)
-                if kind in _ASSIGNS:
-                    targets: list[ast.expr] = child.targets if kind is ast.Assign else [child.target]  # type: ignore[attr-defined]
-                    for target in targets:
-                        if type(target) is ast.Name:
-                            assigned[target.id] = assigned.get(target.id, 0) + 1  # type: ignore[attr-defined]
-                stack.append(child)
+            if type(block) is list:  # a lambda's or a conditional expression's body is an expression
+                if field in _BLOCK_FIELDS:
+                    found.extend(block)  # handlers and match cases are not statements; their bodies are
+                stack.extend(block)
+    return found
+
+
+def _assignments(tree: ast.AST) -> dict[str, int]:
+    """How often each plain name is assigned anywhere in the file, as the whole walk counts it."""
+    assigned: dict[str, int] = {}
+    for child in all_statements(tree):
+        kind = type(child)
+        if kind in _ASSIGNS:
+            targets: list[ast.expr] = child.targets if kind is ast.Assign else [child.target]  # type: ignore[attr-defined]
+            for target in targets:
+                if type(target) is ast.Name:
+                    assigned[target.id] = assigned.get(target.id, 0) + 1  # type: ignore[attr-defined]
     return assigned
 
 
