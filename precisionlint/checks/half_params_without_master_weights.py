@@ -3,7 +3,9 @@ Finds a model cast to float16 or bfloat16 (`model.half()`, `.bfloat16()`, `.to(t
 `.to(dtype=torch.bfloat16)`) whose parameters are handed to a `torch.optim` optimizer in the same scope
 (the same function, the module level, or the methods of one class for `self.model`). Optimizers passed
 straight into a wrapper (`FP16_Optimizer(torch.optim.Adam(...))`) and files using DeepSpeed or apex, which keep
-float32 master weights themselves, are not reported; neither is a model also cast back with `.float()`.
+float32 master weights themselves, are not reported; neither is a model also cast back with `.float()`,
+nor a cast in an `if` branch that leaves the function (`return`, `raise`, `sys.exit()`) without stepping,
+backpropagating or naming the optimizer: an inference or export path, which no step of the optimizer follows.
 
 ## Why is this bad?
 Mixed-precision training keeps the weights in float32 and computes in 16 bits (autocast). After `.half()`

@@ -12,7 +12,7 @@ dtype_explicit / enabled / span / dtype_span.
 from __future__ import annotations
 
 import ast
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from precisionlint.model import Document, Span
 from precisionlint.records import Record
@@ -440,6 +440,8 @@ class ScriptModel(Record):
         self.autocast_scopes: set[int] = set() if autocast_scopes is None else autocast_scopes
         # id(scope) -> id(def scopes) it calls
         self.calls: dict[int, set[int]] = {} if calls is None else calls
+        # id(cast) -> the branch around it that leaves its function (script.exits), computed when first asked
+        self._exit_branches: dict[int, Any] = {}
 
     def release(self) -> None:
         """Break this model's reference cycles (scopes and their parents, regions and their uses, the document
@@ -472,13 +474,20 @@ class ScriptModel(Record):
     def casts_of(self, optimizer: OptimizerInfo, dtypes: tuple[str, ...]) -> list[HalfCast]:
         """Casts to one of `dtypes` of the modules (or their submodules/parents) whose parameters `optimizer`
         receives. A module also cast back to float32 anywhere (`model.float()`) does not count: the casts
-        are flow-insensitive, so the order cannot be told apart."""
+        are flow-insensitive, so the order cannot be told apart. Neither does a cast in an `if` branch that
+        leaves the function without stepping or naming the optimizer (script.exits)."""
+        from precisionlint.script.exits import steps_after
+
         restored = [c.key for c in self.casts if c.dtype == "float32"]
+        name = optimizer.key.split(":", 1)[-1].rsplit(".", 1)[-1] if optimizer.key else None
         found = []
         for cast in self.casts:
             if cast.dtype not in dtypes or any(_related(cast.key, r) for r in restored):
                 continue
-            if any(_related(cast.key, key) for key in optimizer.param_keys):
+            if not any(_related(cast.key, key) for key in optimizer.param_keys):
+                continue
+            # a cast in a branch that returns without stepping or naming the optimizer (inference, export)
+            if steps_after(cast, optimizer.span.line, name, self._exit_branches):
                 found.append(cast)
         return found
 
