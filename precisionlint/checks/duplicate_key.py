@@ -1,7 +1,9 @@
 """## What it does
 Finds a key written twice in one YAML mapping or JSON object, and a YAML mapping with more than one `<<` merge
-key. The last occurrence, the one that silently overrides the others, is reported once; the earlier ones are
-its related locations.
+key where the merges disagree (two of them supply one key with different values that the mapping does not set
+itself). The last occurrence, the one that silently overrides the others, is reported once; the earlier ones are
+its related locations. Repeated merges that agree on every key they share load to the same mapping in any
+order, and are not reported.
 
 ## Why is this bad?
 YAML forbids duplicate keys, but the loaders training code uses accept them: PyYAML (`yaml.safe_load`, which

@@ -7,6 +7,10 @@ overriding both. ruamel.yaml refuses both. So that a config is checked as its co
 node graph is rewritten before construction: earlier occurrences of a key are dropped, and several `<<` keys
 become one `<<` with a list of maps in precedence order. What was found is returned, so that the
 duplicate-key rule can report the repetition (at the occurrence that wins, the others as related locations).
+Repeated merges are reported only where they disagree: two of them supply one key with different values and
+the mapping does not set that key itself. Merges that agree (NVIDIA's Transformer-XL configs merge `*wt103` and
+`*train`, where `train` already merges `*wt103`) load to the same mapping in any order, so the config says one
+thing; that strict loaders refuse the file is a matter of style, not of the precision the job runs with.
 
 It works on the composed nodes of ruamel.yaml and of PyYAML alike (both have MappingNode/SequenceNode with a
 `.value` list and `.start_mark`), so every YAML loader of precisionlint can share it.
@@ -69,10 +73,75 @@ def _merge_merges(node: Any, found: list[tuple[str, tuple[Position, ...]]]) -> N
     library = sys.modules[type(node).__module__]
     sequence = library.SequenceNode("tag:yaml.org,2002:seq", combined, first_value.start_mark,
                                     merges[-1][2].end_mark)
+    disagree = _merges_disagree(node, [value for _, _, value in merges])
     drop = {index for index, _, _ in merges[1:]}
     node.value[first_index] = (first_key, sequence)
     node.value[:] = [pair for index, pair in enumerate(node.value) if index not in drop]
-    found.append(("<<", tuple(_position(key) for _, key, _ in merges)))
+    if disagree:
+        found.append(("<<", tuple(_position(key) for _, key, _ in merges)))
+
+
+_DEPTH = 50  # nesting followed when merged maps are compared; deeper values count as different
+
+
+def _merges_disagree(node: Any, merged: list[Any]) -> bool:
+    """Whether two of the `<<` values `merged` (each a map, or a list of maps) supply one key with different
+    values that the mapping `node` does not set itself: then which merge wins decides what is loaded."""
+    own = {_ident(key) for key, _ in node.value if _is_plain_key(key)}
+    supplied: dict[tuple[str, str], list[tuple[int, Any]]] = {}
+    for number, value in enumerate(merged):
+        maps = value.value if type(value).__name__ == "SequenceNode" else [value]
+        for one in maps:
+            for ident, item in _keys_of(one, set(), 0).items():
+                if ident not in own:
+                    supplied.setdefault(ident, []).append((number, item))
+    for items in supplied.values():
+        first_number, first = items[0]
+        if any(number != first_number and not _same(first, item, 0) for number, item in items[1:]):
+            return True
+    return False
+
+
+def _keys_of(mapping: Any, visiting: set[int], depth: int) -> dict[tuple[str, str], Any]:
+    """The keys a merged map supplies, with their value nodes: its own, then those of its own merges that it
+    does not set (earlier merges first, as PyYAML applies them)."""
+    if type(mapping).__name__ != "MappingNode" or id(mapping) in visiting or depth > _DEPTH:
+        return {}
+    visiting = visiting | {id(mapping)}
+    keys = {_ident(key): value for key, value in mapping.value if _is_plain_key(key)}
+    for key, value in mapping.value:
+        if key.tag != MERGE_TAG:
+            continue
+        maps = value.value if type(value).__name__ == "SequenceNode" else [value]
+        for one in maps:
+            for ident, item in _keys_of(one, visiting, depth + 1).items():
+                keys.setdefault(ident, item)
+    return keys
+
+
+def _is_plain_key(key: Any) -> bool:
+    return type(key).__name__ == "ScalarNode" and key.tag != MERGE_TAG
+
+
+def _ident(key: Any) -> tuple[str, str]:
+    return (key.tag, key.value)
+
+
+def _same(a: Any, b: Any, depth: int) -> bool:
+    """Two value nodes load to the same value: the same node (an alias), or equal scalars, sequences and maps."""
+    if a is b:
+        return True
+    kind = type(a).__name__
+    if kind != type(b).__name__ or a.tag != b.tag or depth > _DEPTH:
+        return False
+    if kind == "ScalarNode":
+        return bool(a.value == b.value)
+    if len(a.value) != len(b.value):
+        return False
+    if kind == "SequenceNode":
+        return all(_same(x, y, depth + 1) for x, y in zip(a.value, b.value, strict=True))
+    return all(_same(ka, kb, depth + 1) and _same(va, vb, depth + 1)
+               for (ka, va), (kb, vb) in zip(a.value, b.value, strict=True))
 
 
 def _drop_earlier(node: Any, found: list[tuple[str, tuple[Position, ...]]]) -> None:
