@@ -11,7 +11,9 @@ from precisionlint.checks import all_rules
 from precisionlint.engine import EngineOptions, check_bytes, estimated_memory
 from precisionlint.sources import Limits
 
-DENSE = ("import torch\nx = torch.zeros(3).half()\nDATA = [" + ",".join(["7"] * 150_000) + "]\n").encode()
+# A half cast and an optimizer over it: a file the script rules read (half-params-without-master-weights).
+DENSE = ("import torch\nmodel = Net().half()\nopt = torch.optim.SGD(model.parameters())\n"
+         "DATA = [" + ",".join(["7"] * 150_000) + "]\n").encode()
 
 
 def test_the_estimate_covers_what_a_parse_takes() -> None:
@@ -66,4 +68,20 @@ def test_a_data_file_is_skipped_as_data_not_reported_over_the_limit() -> None:
     # A config of the same size with a few nested objects is still a config: over the limit, it is reported.
     config = ('{"fp16": {"enabled": true}, "notes": "' + "x" * 2_000_000 + '"}').encode()
     [finding] = check_bytes("ds_config.json", config, "json", options).findings
+    assert finding.code == "PL003"
+
+
+def test_a_python_file_no_pass_would_parse_is_not_reported_over_the_limit() -> None:
+    """A generated table of GPU registers (tinygrad's autogen/am/regs.py, 1.4 MB) passes the prefilter for a
+    field named `fp16_ovfl`, but no rule reads a tree without a word of the training step: it is skipped as a
+    smaller file would be, not reported as too large to check. The same size with a half cast and an optimizer
+    is still over the limit."""
+    table = ("REGS = {\n" + "".join(
+        f"  'reg{i}': ({i}, 0, {{'fp16_ovfl': (26, 26), 'wgp_mode': (29, 29)}}),\n" for i in range(40_000)
+    ) + "}\n").encode()
+    options = EngineOptions(rules=all_rules(), limits=Limits(max_memory=50_000_000))
+    assert estimated_memory(table, "python") > 50_000_000
+    result = check_bytes("regs.py", table, "python", options)
+    assert result.findings == []
+    [finding] = check_bytes("dense.py", DENSE, "python", options).findings
     assert finding.code == "PL003"
