@@ -133,3 +133,22 @@ def test_missing_scaler_advice_names_the_device_where_float16_runs() -> None:
     assert '"cuda"' not in finding.message.split("use `scaler", 1)[1]
     (known,) = run("PL201", "import torch\nwith torch.autocast('cuda'):\n    loss = f()\nloss.backward()\n")
     assert 'torch.amp.GradScaler("cuda", enabled=' in known.message
+
+
+def test_deprecated_name_only_in_annotations_is_a_note() -> None:
+    """mmagic imports torch.cuda.amp's GradScaler only to annotate a parameter: nothing is called, so nothing
+    warns. A call of the same name keeps the warning."""
+    annotated = (
+        "from typing import Optional\n"
+        "import torch\n"
+        "from torch.cuda.amp.grad_scaler import GradScaler\n"
+        "def step(loss, scaler: Optional[GradScaler] = None) -> None:\n"
+        "    note: 'GradScaler | None' = scaler\n"
+        "    lst: GradScaler = scaler\n"
+    )
+    (finding,) = run("PL207", annotated)
+    assert finding.severity is Severity.INFO and "only in type annotations" in finding.message
+    (finding,) = run("PL207", annotated + "scaler = GradScaler()\n")
+    assert finding.severity is Severity.WARNING and "annotations" not in finding.message
+    (finding,) = run("PL207", "import torch\ns = torch.cuda.amp.GradScaler()\n")
+    assert finding.severity is Severity.WARNING

@@ -4,7 +4,8 @@ Finds the device-specific AMP entry points that PyTorch deprecated in favour of 
 `torch.cuda.amp.custom_bwd`, `torch.cpu.amp.autocast` and `torch.cpu.amp.GradScaler`, whether written as an
 attribute chain (through any alias of torch, or `from torch.cuda import amp`) or imported with
 `from torch.cuda.amp import ...`. Imports inside `except ImportError:` or a version test are compatibility
-fallbacks and are not reported.
+fallbacks and are not reported. An imported name the file uses only in type annotations
+(`scaler: Optional[GradScaler]`) is never called there, so nothing warns: that finding is information.
 
 ## Why is this bad?
 Since PyTorch 2.4 each of these emits a `FutureWarning` ("`torch.cuda.amp.autocast(args...)` is deprecated.
@@ -56,6 +57,7 @@ bound to torch for the dtype), no fix is offered for that import or use.
 
 from __future__ import annotations
 
+import ast
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
@@ -102,19 +104,25 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
     torch = ctx.project.version("torch")
     quiet = torch is not None and torch.all_below(_WARNS_FROM)
     when = f"; the declared torch{torch.describe()} does not warn yet" if quiet and torch is not None else ""
-    found: list[tuple[Span, str, str, tuple[int, int], AmpEdits | None]] = []
+    found: list[tuple[Span, str, str, tuple[int, int], AmpEdits | None, bool]] = []
+    annotations = _Annotations(model.document.tree)
     for record in model.deprecated_imports:
         old = [(alias.name, d) for alias, d in record.names if d is not None]
         listed = ", ".join(f"`{record.module}.{name}`" for name, _ in old)
         advice = ", ".join(dict.fromkeys(d.advice for _, d in old))
         verb = "is deprecated and warns" if len(old) == 1 else "are deprecated and warn"
+        uses = [node for alias, d in record.names if d is not None
+                for node in annotations.loads_of(alias.asname or alias.name)]
+        typing_only = bool(uses) and all(annotations.holds(node) for node in uses)
         found.append(
             (
                 record.span,
-                f"{listed} {verb} on every call since PyTorch 2.4 (FutureWarning){when}; use {advice}",
+                f"{listed} {verb} on every call since PyTorch 2.4 (FutureWarning){when}"
+                f"{_typing_only('it' if len(old) == 1 else 'them') if typing_only else ''}; use {advice}",
                 "Import from `torch.amp` and pass the device",
                 max(_NEEDS[d.kind] for _, d in old),
                 deprecated_import_fix(model, record),
+                typing_only,
             )
         )
     for use in model.deprecated_uses:
@@ -127,14 +135,61 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
                 f"Use `{advice}`",
                 _NEEDS[use.deprecated.kind],
                 deprecated_use_fix(model, use),
+                False,  # attribute chains are recorded where they are used as values, not in annotations
             )
         )
     # Every fix must leave a file that parses. The edits of different findings touch different statements, so
     # when all of them together parse, each one alone does too: one parse for the file, not one per finding.
-    every = [edit for *_, amp in found if amp for edit in amp.edits]
+    every = [edit for *_, amp, _ in found if amp for edit in amp.edits]
     together = bool(every) and parses_after(model, every)
-    for span, message, description, needed, amp in found:
+    for span, message, description, needed, amp, typing_only in found:
         fix = None
         if amp and amp.edits and (together or parses_after(model, amp.edits)):
             fix = _fix(ctx, description, needed, amp)
-        yield ctx.report(span, message, fix=fix, severity=Severity.INFO if quiet else None)
+        yield ctx.report(span, message, fix=fix, severity=Severity.INFO if quiet or typing_only else None)
+
+
+# Named only in annotations (mmagic: `loss_scaler: Optional[GradScaler] = None` after
+# `from torch.cuda.amp.grad_scaler import GradScaler`): nothing is called, so nothing warns; the finding is a note.
+def _typing_only(pronoun: str) -> str:
+    return f", but this file names {pronoun} only in type annotations, which never call {pronoun}"
+
+
+class _Annotations:
+    """The nodes inside the annotations of a module (parameters, returns, annotated assignments) and every
+    read of each name, found in one walk when first asked (only files with a deprecated name ask)."""
+
+    def __init__(self, tree: object) -> None:
+        self.tree = tree
+        self.nodes: set[int] | None = None
+        self.loads: dict[str, list[ast.Name]] = {}
+
+    def _index(self) -> set[int]:
+        if self.nodes is None:
+            self.nodes = set()
+            if isinstance(self.tree, ast.AST):
+                for annotation in _annotations_of(self.tree):
+                    self.nodes.update(id(inner) for inner in ast.walk(annotation))
+                for node in ast.walk(self.tree):
+                    if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
+                        self.loads.setdefault(node.id, []).append(node)
+        return self.nodes
+
+    def holds(self, node: ast.AST) -> bool:
+        return id(node) in self._index()
+
+    def loads_of(self, name: str) -> list[ast.Name]:
+        """Every read of `name` in the file (any scope: a shadowing local is counted too, which can only keep
+        the finding a warning)."""
+        self._index()
+        return self.loads.get(name, [])
+
+
+def _annotations_of(tree: ast.AST) -> Iterator[ast.expr]:
+    for node in ast.walk(tree):
+        if isinstance(node, ast.AnnAssign):
+            yield node.annotation
+        elif isinstance(node, ast.arg) and node.annotation is not None:
+            yield node.annotation
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.returns is not None:
+            yield node.returns
