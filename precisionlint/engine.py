@@ -76,9 +76,11 @@ PYTHON_KEYWORDS: tuple[bytes, ...] = (
 # cases against this gate.
 SCRIPT_MODEL_WORDS: tuple[str, ...] = (
     "autocast",
+    # A GradScaler is known to the model only by its construction, `x.scale(loss)` or `x.unscale_(optimizer)`:
+    # a name that merely says "scaler" (a Trainer's `scaler` property, a comment) gives the rules no scaler.
     "GradScaler",
-    "scaler",
     ".scale(",
+    "unscale_",
     "custom_fwd",
     "custom_bwd",
     "tf32",

@@ -87,6 +87,25 @@ def test_a_half_cast_without_an_optimizer_or_fp16_trainer_gets_no_model() -> Non
             assert list(rule.func(CheckContext(document, rule, gpus))) == [], (name, rule.name)
 
 
+def test_a_name_that_only_says_scaler_gets_no_model() -> None:
+    """The model knows a GradScaler only by its construction, `x.scale(loss)` or `x.unscale_(optimizer)`: a
+    framework's `scaler` property, or a comment about one, holds nothing a script rule could report on."""
+    gpus = resolve_targets(["V100", "A100"])
+    text = ("class Trainer:\n    @property\n    def scaler(self):\n"
+            "        return getattr(self.precision_plugin, 'scaler', None)\n\n"
+            "    def restore(self, state):\n        self.precision_plugin.load_state_dict(state)  # the scaler's too\n"
+            "        self.scaler.step(self.optimizer)\n        self.scaler.update()\n")
+    assert not needs_script_model(text)
+    document = load_document("trainer.py", text, "python")
+    assert build_script_model(document).scalers == {}
+    for rule in SCRIPT_RULES:
+        assert list(rule.func(CheckContext(document, rule, gpus))) == [], rule.name
+    # a scaler the file unscales is one, whatever its name
+    unscaled = text + "\n\ndef clip(s, model, optimizer):\n    s.unscale_(optimizer)\n    s.step(optimizer)\n"
+    assert needs_script_model(unscaled)
+    assert build_script_model(load_document("trainer.py", unscaled, "python")).scalers
+
+
 def test_a_half_cast_beside_no_optimizer_class_gets_no_model() -> None:
     """A framework's own code says "optimizer" everywhere (type hints, hooks) beside its dtype handling: the model
     is built only where a class of torch.optim is named, as the model records only their constructions."""
