@@ -41,14 +41,6 @@ _READ = 1 << 20
 Work = Callable[[list[tuple[int, "SourceFile", "bytes | None"]]], list[tuple[int, "FileResult"]]]
 
 
-def can_fork() -> bool:
-    """Not on Windows (no fork) nor on macOS, where forking a process that has loaded system frameworks can
-    crash (which is why Python itself spawns there): those platforms check in one process."""
-    import sys
-
-    return hasattr(os, "fork") and sys.platform != "darwin"
-
-
 class _Arena:
     """An anonymous file in memory that holds the bytes of the chunks handed out and not yet done. Space is
     reused from the start once the chunks that held it are done, so it stays about the size of the work in

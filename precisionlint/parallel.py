@@ -52,9 +52,12 @@ def default_jobs() -> int:
 
 
 def can_fork() -> bool:
-    from precisionlint.fork_pool import can_fork as forkable
+    """Not on Windows (no fork) nor on macOS, where forking a process that has loaded system frameworks can
+    crash (which is why Python itself spawns there): those platforms check in one process. (Here rather than
+    in fork_pool, whose imports a run that starts no pool, such as a warm one, does not pay.)"""
+    import sys
 
-    return forkable()
+    return hasattr(os, "fork") and sys.platform != "darwin"
 
 
 # ---------------------------------------------------------------------------------------------------------------

@@ -19,11 +19,11 @@ import time
 from typing import TYPE_CHECKING
 
 from precisionlint.cache import UNSETTLED, settled
-from precisionlint.project.pins import Pins, normalize, read_text
-from precisionlint.project.versions import VersionRange
 
 if TYPE_CHECKING:
     from precisionlint.model import Document
+    from precisionlint.project.pins import Pins
+    from precisionlint.project.versions import VersionRange
 
 # Which distribution names stand for one framework, in the order they are preferred.
 FRAMEWORK_PACKAGES: dict[str, tuple[str, ...]] = {
@@ -69,7 +69,7 @@ class Directory:
         return self._targets
 
     def pin_files(self) -> list[str]:
-        from precisionlint.project.pins import dockerfiles, requirement_files
+        from precisionlint.project.pin_files import dockerfiles, requirement_files
 
         return [name for name in (*_CONFIG_FILES, *_PIN_FILES, *requirement_files(self.names),
                                   *dockerfiles(self.names)) if name in self.names]
@@ -85,14 +85,15 @@ class Directory:
 
     def _read(self) -> None:
         from precisionlint.project import pins as readers
+        from precisionlint.project.pin_files import is_dockerfile, is_requirements
 
         pins = self._pins if self._pins is not None else {}
         for name in self.pin_files():
             path = os.path.join(self.path, name)
-            if readers.is_requirements(name):
+            if is_requirements(name):
                 readers.read_requirements(path, pins, display=name)
                 continue
-            text = read_text(path)
+            text = readers.read_text(path)
             if text is None:
                 continue
             if name in _CONFIG_FILES:
@@ -113,7 +114,7 @@ class Directory:
                 readers.read_setup_py(text, pins)
             elif name == "setup.cfg":
                 readers.read_setup_cfg(text, pins)
-            elif readers.is_dockerfile(name):
+            elif is_dockerfile(name):
                 readers.read_dockerfile(text, pins, name)
             else:
                 readers.read_environment_yml(text, pins, name)
@@ -160,6 +161,8 @@ class Project:
         by its name; None when nothing declares it."""
         if framework in self._versions:
             return self._versions[framework]
+        from precisionlint.project.pins import normalize  # the pin readers: imported when pins are read
+
         names = FRAMEWORK_PACKAGES.get(framework, (normalize(framework),))
         found: VersionRange | None = None
         for directory in reversed(self.chain):  # target-versions stated at the boundary win over every pin
@@ -338,7 +341,7 @@ def forget_file(path: str) -> None:
 
 def is_pin_file(name: str) -> bool:
     """Whether a file of this name declares versions for the files under its directory."""
-    from precisionlint.project.pins import requirement_files
+    from precisionlint.project.pin_files import requirement_files
 
     return name in _CONFIG_FILES or name in _PIN_FILES or bool(requirement_files(frozenset({name})))
 

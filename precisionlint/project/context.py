@@ -25,8 +25,6 @@ import time
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
-from precisionlint.project.links import DEEPSPEED_WORDS
-
 if TYPE_CHECKING:
     from precisionlint.checks import Rule
     from precisionlint.engine import SourceFile
@@ -38,7 +36,6 @@ PROJECT_RULES = frozenset({
     "fp16-on-bf16-capable-gpu",
 })
 _LINKABLE = ("json", "yaml", "toml", "shell")
-_ALIAS = re.compile(DEEPSPEED_WORDS.encode())  # the names project.links.is_deepspeed accepts, as bytes
 _SCRIPTS = ("python", "notebook")
 
 
@@ -114,7 +111,13 @@ def names_other_files(fmt: str, data: bytes) -> bool:
         return True
     # autocast-around-deepspeed-engine: `deepspeed.initialize(config=...)` through an alias (`ds`), in a
     # file with both words; a name that is not ASCII may be normalised to one by the parser.
-    return b"initialize" in data and b"autocast" in data and (not data.isascii() or _ALIAS.search(data) is not None)
+    if b"initialize" not in data or b"autocast" not in data:
+        return False
+    if not data.isascii():
+        return True
+    from precisionlint.project.links import DEEPSPEED_WORDS  # the names is_deepspeed accepts (a heavy import)
+
+    return re.search(DEEPSPEED_WORDS.encode(), data) is not None
 
 
 def context_function(sources: Sequence[SourceFile], rules: Sequence[Rule]) -> ProjectContext | None:

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterable
 from typing import Any
 
 from precisionlint.project.versions import VersionRange, parse_specifier
@@ -273,31 +272,6 @@ def read_target_versions(table: Any, pins: Pins, source: str) -> None:
         found = parse_specifier(text, f"{source}: target-versions {name} = \"{spec}\"", conda=conda)
         if found is not None:
             pins[normalize(str(name))] = found
-
-
-def is_requirements(name: str) -> bool:
-    """requirements.txt, requirements-dev.txt, requirements_gpu.txt, and a project part's own list named after
-    it: vim_requirements.txt, det-requirements.txt (Vision Mamba's parts each pin their torch so)."""
-    stem, dot, suffix = name.lower().rpartition(".")
-    return bool(dot) and suffix in ("txt", "in") and (
-        stem.startswith("requirements") or stem.endswith(("_requirements", "-requirements")))
-
-
-def requirement_files(names: Iterable[str]) -> list[str]:
-    """The requirements files of a directory listing."""
-    return sorted(n for n in names if is_requirements(n))
-
-
-def is_dockerfile(name: str) -> bool:
-    """Dockerfile, Dockerfile.gpu, train.Dockerfile, Containerfile ..."""
-    lower = name.lower()
-    return lower in ("dockerfile", "containerfile") or lower.startswith(("dockerfile.", "containerfile.")) \
-        or lower.endswith(".dockerfile")
-
-
-def dockerfiles(names: Iterable[str]) -> list[str]:
-    """The Dockerfiles of a directory listing."""
-    return sorted(name for name in names if is_dockerfile(name))
 
 
 # `pip install` options that take a value (the value is not a requirement).
