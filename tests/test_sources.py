@@ -121,6 +121,22 @@ def test_json_errors_have_positions() -> None:
     assert (info.value.line, info.value.column) == (3, 1)
 
 
+def test_json_stream_of_records_is_data_not_a_broken_config() -> None:
+    """CodeGeeX's MindSpore tuning banks hold pretty-printed records one after another ("A_dtype": "float16"):
+    not a config, skipped instead of a parse error. Two objects may be a config pasted twice: still an error."""
+    from precisionlint.sources import NotCheckable
+
+    record = '{\n  "shape": {"A_dtype": "float16", "B_shape": [1, 16]},\n  "cost_time": 4007\n}\n'
+    with pytest.raises(NotCheckable):
+        load_document("bank.json", record * 3, "json")
+    with pytest.raises(SourceError) as info:
+        load_document("ds.json", record * 2, "json")
+    assert not isinstance(info.value, NotCheckable) and info.value.line == 5
+    with pytest.raises(SourceError) as info:
+        load_document("ds.json", record * 2 + "trailing", "json")
+    assert not isinstance(info.value, NotCheckable)
+
+
 def test_json_depth_limit() -> None:
     with pytest.raises(LimitError):
         load_document("x.json", '{"fp16": ' + "[" * 500 + "]" * 500 + "}", "json")

@@ -93,7 +93,36 @@ def _validated_without_comments(text: str, error: json.JSONDecodeError) -> str:
             pass
     if error.msg == "Expecting value" and _PLACEHOLDER.match(error.doc, error.pos):
         raise NotCheckable("a template: a placeholder stands where a value should be") from None
+    if error.msg == "Extra data" and _value_stream(error.doc, error.pos):
+        raise NotCheckable("a stream of JSON records, one after another: data, not a config") from None
     raise SourceError(f"invalid JSON: {error.msg}", error.lineno, error.colno) from None
+
+
+# Records written one after another (`{...}\n{...}\n{...}`), each on one line (JSON Lines, also recognised
+# before parsing: sources.not_config) or pretty-printed over many (CodeGeeX's MindSpore tuning banks,
+# repository_ascend910ProA_matmul.json). No config reader takes such a file (json.load stops at "Extra data");
+# its own reader reads record by record. Two values may be a config pasted twice, a real mistake: from three on
+# the file is a stream of records.
+_STREAM_VALUES = 3
+
+
+def _value_stream(text: str, end_of_first: int) -> bool:
+    """Whether `text`, whose first JSON value ends at `end_of_first`, holds at least _STREAM_VALUES objects or
+    arrays one after another (the first included)."""
+    if text.lstrip()[:1] not in ("{", "["):
+        return False
+    decoder = json.JSONDecoder()
+    position, count = end_of_first, 1
+    while count < _STREAM_VALUES:
+        position = _skip(text, position)
+        if text[position:position + 1] not in ("{", "["):
+            return False
+        try:
+            _, position = decoder.raw_decode(text, position)
+        except (ValueError, RecursionError):
+            return False
+        count += 1
+    return True
 
 
 def _reject_constant(name: str) -> float:
