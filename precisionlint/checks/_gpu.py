@@ -15,6 +15,7 @@ from precisionlint.frameworks import Mode, precision_mode
 from precisionlint.hardware import Gpu
 from precisionlint.model import Setting, Span
 from precisionlint.records import FrozenRecord
+from precisionlint.script.grad_mode import without_grad
 
 if TYPE_CHECKING:
     from precisionlint.script.model import AutocastRegion
@@ -110,7 +111,11 @@ def autocast_uses(ctx: CheckContext) -> Iterator[AutocastUse]:
             continue
         if short is not None:
             trains = "loss" if id(region) in reached else "file" if file_trains else "none"
+            if trains != "none" and without_grad(model, region):
+                trains = "none"  # no gradient flows through it: what it computes is inference, even mid-training
             yield AutocastUse(region, short, explicit, trains)
+
+
 
 
 # Each framework's own spelling of a precision to suggest instead: (bf16 mixed, fp16 mixed with loss scaling,

@@ -25,10 +25,11 @@ An autocast region is a training choice only where something trains: the finding
 region's outputs reach a backward in the file, information where the file trains but this region's outputs are
 not seen reaching a loss (a validation pass), and there is none where nothing in the file trains (no backward,
 optimizer step or GradScaler: an inference script, or a library helper applying a precision its caller chose),
-since for inference float16 keeps more mantissa bits than bf16 and has no loss to scale. In test code the
-finding is information. A file whose autocast regions write both float16 and bfloat16 (a precision helper, a
-script with `--fp16`/`--bf16` switches) offers both, and which runs is chosen elsewhere: its regions are not
-reported.
+nor where the region is entered only under `torch.no_grad()` or `torch.inference_mode()` (a frozen VAE encoding
+the batch mid-loop), since for inference float16 keeps more mantissa bits than bf16 and has no loss to scale.
+In test code the finding is information. A file whose autocast regions write both float16 and bfloat16 (a
+precision helper, a script with `--fp16`/`--bf16` switches) offers both, and which runs is chosen elsewhere: its
+regions are not reported.
 
 ## Example
 ```toml

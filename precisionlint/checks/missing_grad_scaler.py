@@ -10,7 +10,9 @@ the choice is written as `a if test else b` in the call the message names the te
 The suggested GradScaler takes the autocast's own device: where that is computed (`device_type=device.type`,
 and float16 may then run on MPS, which GradScaler supports too) the suggestion names the same expression.
 
-Autocast used only for inference (no backward on its outputs) is fine, and files that hand the backward pass
+Autocast used only for inference (no backward on its outputs, or entered only under `torch.no_grad()` or
+`torch.inference_mode()`, whose outputs reach the loss as constants with no gradient flowing back through them:
+a frozen encoder mid-loop) is fine, and files that hand the backward pass
 to a framework (Lightning, Accelerate, Hugging Face Trainer, DeepSpeed) are not checked: those scale the loss
 themselves.
 

@@ -23,6 +23,7 @@ import ast
 from collections.abc import Callable, Iterable
 
 from precisionlint.records import ValueRecord
+from precisionlint.script.grad_mode import without_grad
 from precisionlint.script.model import Event, RegionUse, ScriptModel
 from precisionlint.script.names import dotted
 from precisionlint.script.scopes import Scope
@@ -61,6 +62,7 @@ class _Analysis:
             self.events.setdefault(id(event.stmt), []).append(event)
             self.events_by_scope.setdefault(id(event.scope), []).append(event)
         self.returns: dict[int, frozenset[int]] = {}  # id(function scope) -> regions its results come from
+        self.no_grad: dict[int, bool] = {}  # region index -> entered only without autograd, when first asked
         self.scopes_with_events = set(self.events_by_scope)
         # Scalers more than one function can see: attributes of `self` and module globals (see run_flow)
         self.shared: set[str] = {key for key, info in model.scalers.items() if info.local_to is None}
@@ -86,6 +88,12 @@ class _Analysis:
         # id(test) -> ast.dump(test), or None when the test is not _trackable: each `if` is split once per state
         # set and per round, and dumping its test each time cost more than the split itself
         self._test_keys: dict[int, str | None] = {}
+
+    def without_grad(self, index: int) -> bool:
+        known = self.no_grad.get(index)
+        if known is None:
+            known = self.no_grad[index] = without_grad(self.model, self.regions[index])
+        return known
 
     def test_key(self, test: ast.expr) -> str | None:
         """What identifies a trackable test (its dump: the same test written twice has the same key)."""
@@ -532,7 +540,10 @@ class _Function:
         if event.loss is not None:
             found = self.taint_of(event.loss, event.stmt, state, event.autocast)
             if found:
-                event.reached = event.reached | {self.analysis.regions[i] for i in found}
+                # a region entered only under torch.no_grad() feeds the loss a constant: no gradient of the
+                # backward passes through it (script.grad_mode)
+                event.reached = event.reached | {self.analysis.regions[i] for i in found
+                                                 if not self.analysis.without_grad(i)}
 
     def taint_of(self, expr: ast.expr, stmt: ast.stmt, state: State, use: RegionUse | None = None) -> frozenset[int]:
         """Autocast regions the value of `expr` comes from, on the path described by `state`."""

@@ -442,6 +442,8 @@ class ScriptModel(Record):
         self.calls: dict[int, set[int]] = {} if calls is None else calls
         # id(cast) -> the branch around it that leaves its function (script.exits), computed when first asked
         self._exit_branches: dict[int, Any] = {}
+        # id(function node) -> ids of its `with` statements that run without autograd (script.grad_mode)
+        self.quiet_withs: dict[int, set[int]] = {}
 
     def release(self) -> None:
         """Break this model's reference cycles (scopes and their parents, regions and their uses, the document
