@@ -18,7 +18,8 @@ from precisionlint.records import FrozenRecord
 from precisionlint.script.grad_mode import without_grad
 
 if TYPE_CHECKING:
-    from precisionlint.script.model import AutocastRegion
+    from precisionlint.script.model import AutocastRegion, ScriptModel
+    from precisionlint.script.names import Deprecated
 
 # torch dtype spellings (as the script model reports them) -> the short names frameworks.Mode uses.
 _DTYPES = {"float16": "fp16", "half": "fp16", "bfloat16": "bf16", "float32": "fp32", "float": "fp32"}
@@ -92,6 +93,8 @@ def autocast_uses(ctx: CheckContext) -> Iterator[AutocastUse]:
     model = ctx.script
     written = {_DTYPES.get(str(r.dtype).rsplit(".", 1)[-1]) for r in model.autocast_regions
                if r.dtype_explicit and r.enabled is not False and r.device in (None, "cuda")}
+    if _passes_cuda_autocast_uncalled(model):
+        written.add("fp16")  # `return torch.cuda.amp.autocast`: the caller enters it with CUDA's default, float16
     offers_both = {"fp16", "bf16"} <= written
     backward = model.events_of("backward", "scaled_backward", "framework_backward")
     reached = {id(region) for event in backward for region in event.reached}
@@ -116,6 +119,21 @@ def autocast_uses(ctx: CheckContext) -> Iterator[AutocastUse]:
             yield AutocastUse(region, short, explicit, trains)
 
 
+
+
+def _passes_cuda_autocast_uncalled(model: ScriptModel) -> bool:
+    """The file hands out `torch.cuda.amp.autocast` itself, uncalled, for a caller to enter with CUDA's default
+    float16: open_clip's precision helper (as copied into EVA-CLIP) returns it for 'amp' and
+    `lambda: torch.cuda.amp.autocast(dtype=torch.bfloat16)` for 'amp_bf16'."""
+    def uncalled_cuda_autocast(deprecated: Deprecated | None, call: object, bare_decorator: bool) -> bool:
+        return (deprecated is not None and deprecated.kind == "autocast" and deprecated.device == "cuda"
+                and call is None and not bare_decorator)
+
+    if any(uncalled_cuda_autocast(use.deprecated, use.call, use.bare_decorator) for use in model.deprecated_uses):
+        return True
+    return any(uncalled_cuda_autocast(deprecated, use.call, use.bare_decorator)
+               for record in model.deprecated_imports for alias, deprecated in record.names
+               for use in record.uses.get(alias.asname or alias.name, []))
 
 
 # Each framework's own spelling of a precision to suggest instead: (bf16 mixed, fp16 mixed with loss scaling,

@@ -18,7 +18,8 @@ one of them. For an autocast region in a file where nothing trains (no backward,
 GradScaler: inference) the advice is float16 alone, with no loss to scale. In test code the finding is
 information: a test picks bf16 to exercise it, not to train on the target GPUs. A file whose autocast
 regions write both bfloat16 and float16 (a precision helper, `--bf16`/`--fp16` switches) offers both, and which
-runs is chosen elsewhere: its regions are not reported.
+runs is chosen elsewhere: its regions are not reported. Handing out `torch.cuda.amp.autocast` uncalled (open_clip's
+helper returns it for 'amp'), which its caller enters with CUDA's default float16, counts as writing float16.
 
 ## Example
 ```yaml
