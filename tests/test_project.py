@@ -366,7 +366,7 @@ def test_the_torch_of_an_official_base_image_is_a_pin(tmp_path: Path) -> None:
     """`FROM pytorch/pytorch:1.10.0-...` (directly or through an ARG default, as MLCommons' reference benchmarks
     write it) is the torch the image runs: on 1.10 `torch.cuda.amp` does not warn yet, so deprecated-amp-api is
     information. A `pip install torch==...` in the final stage replaces the base image's torch; an earlier build
-    stage, or an image tag without a release (NVIDIA's monthly containers, `latest`), says nothing."""
+    stage, or an image tag without a release (NVIDIA's monthly containers from 2024 on, `latest`), says nothing."""
     _write(tmp_path, {
         "bench/setup.py": "from setuptools import setup\nsetup(name='bench')\n",
         "bench/Dockerfile": (
@@ -399,6 +399,26 @@ def test_the_torch_of_an_official_base_image_is_a_pin(tmp_path: Path) -> None:
     result = _check(tmp_path, "--select", "deprecated-amp-api", "--output-format", "json", "bench")
     [finding] = json.loads(result.stdout)
     assert finding["severity"] == "info" and "the declared torch==1.10 does not warn yet" in finding["message"]
+
+
+def test_an_nvidia_container_of_2023_or_before_holds_torch_below_2_3(tmp_path: Path) -> None:
+    """NVIDIA's monthly containers ship pre-release builds: no release is pinned, but every one of 2023 and before
+    holds a build from before the 2.3 cycle (23.12: 2.2.0a0), so `torch<2.3` is declared and deprecated-amp-api
+    is information there (DeepLearningExamples builds each model on one). Later containers say nothing."""
+    _write(tmp_path, {
+        "ssd/setup.py": "from setuptools import setup\nsetup(name='ssd')\n",
+        "ssd/Dockerfile": ("ARG FROM_IMAGE_NAME=nvcr.io/nvidia/pytorch:22.10-py3\nFROM ${FROM_IMAGE_NAME}\n"
+                           "RUN pip install --no-cache-dir -r requirements.txt\n"),
+        "ssd/train.py": "import torch\n\nscaler = torch.cuda.amp.GradScaler()\n",
+        "late/setup.py": "from setuptools import setup\nsetup(name='late')\n",
+        "late/Dockerfile": "FROM nvcr.io/nvidia/pytorch:24.07-py3\n",
+    })
+    ssd = project_for(str(tmp_path / "ssd" / "train.py")).version("torch")
+    assert ssd is not None and ssd.describe() == "<2.3" and ssd.all_below((2, 4))
+    assert project_for(str(tmp_path / "late" / "x.py")).version("torch") is None
+    result = _check(tmp_path, "--select", "deprecated-amp-api", "--output-format", "json", "ssd")
+    [finding] = json.loads(result.stdout)
+    assert finding["severity"] == "info" and "the declared torch<2.3 does not warn yet" in finding["message"]
 
 
 def test_a_part_s_own_requirements_file_is_read(tmp_path: Path) -> None:

@@ -4,7 +4,8 @@ pyproject.toml (PEP 621 `dependencies`, `optional-dependencies`, `requires-pytho
 Poetry's `[tool.poetry.*dependencies]`), requirements*.txt (with `-r` / `-c` includes), setup.py (literal
 `install_requires` / `python_requires` read through `ast`, never executed), setup.cfg, conda's
 environment.yml, and a Dockerfile's `pip install` commands in RUN instructions and the torch release of its
-official PyTorch base image (`FROM pytorch/pytorch:1.10.0-cuda11.3-cudnn8-devel`). `python` is recorded like a
+official PyTorch base image (`FROM pytorch/pytorch:1.10.0-cuda11.3-cudnn8-devel`; NVIDIA's containers of 2023
+and before, `nvcr.io/nvidia/pytorch:23.10-py3`, as `torch<2.3`). `python` is recorded like a
 package. Anything unreadable yields nothing: a broken pin file is not this tool's finding, and unknown stays
 unknown.
 """
@@ -354,23 +355,33 @@ def read_dockerfile(text: str, pins: Pins, source: str = "Dockerfile") -> None:
         if stage is not None:
             stages[stage] = (base, installed)
     if base is not None and not installed:
-        image, release = base
-        _add(pins, "torch", parse_specifier(f"=={release}", f"{source} FROM {image}: torch=={release}"))
+        image, specifier = base
+        _add(pins, "torch", parse_specifier(specifier, f"{source} FROM {image}: torch{specifier}"))
 
 
 _REINSTALLS_TORCH = re.compile(r"\b(?:conda|mamba|micromamba)\s+install\b[^;&|]*\bpytorch\b"
                                r"|\binstall\b[^;&|]*(?<![\w.-])(?:py)?torch(?![\w.-])")
 # The official PyTorch images are tagged with the torch release they hold: `pytorch/pytorch:1.10.0-cuda11.3-
-# cudnn8-devel`, `pytorch/pytorch:2.5.0-cuda12.4-cudnn9-runtime`. (Other images, NVIDIA's monthly containers
-# among them, ship pre-release builds whose API is not that of any release: they say nothing here.)
+# cudnn8-devel`, `pytorch/pytorch:2.5.0-cuda12.4-cudnn9-runtime`. NVIDIA's monthly containers
+# (`nvcr.io/nvidia/pytorch:YY.MM-py3`) ship a pre-release build whose API is not that of any release, so they
+# pin no version; but every container of 2023 or before holds a build from before the 2.3 development cycle
+# (23.12 and 24.01: 2.2.0a0; 23.10: 2.1.0a0; 22.12: 1.14.0a0, per NVIDIA's framework support matrix), which is
+# declared as `<2.3`: nothing of 2.3 or later is in it (NVIDIA DeepLearningExamples builds every model on one).
 _PYTORCH_IMAGE = re.compile(r"^(?:docker\.io/)?pytorch/pytorch:(\d+\.\d+(?:\.\d+)?)(?:-|$)")
+_NGC_IMAGE = re.compile(r"^nvcr\.io/nvidia/pytorch:(\d\d)\.(\d\d)(?:\.\d+)?-py3(?:-|$)")
+_NGC_BEFORE_2_3 = 23  # the last year whose containers all hold a build older than torch 2.3
 
 
 def _base_image_torch(words: list[str], arguments: dict[str, str]) -> tuple[str, str] | None:
-    """(image, torch release) of `FROM image [AS name]`, `${ARG}` / `$ARG` taken from the ARG defaults above."""
+    """(image, torch specifier) of `FROM image [AS name]`, `${ARG}` / `$ARG` taken from the ARG defaults above."""
     if not words:
         return None
     image = re.sub(r"\$\{(\w+)\}|\$(\w+)", lambda m: arguments.get(m.group(1) or m.group(2), "$"), words[0])
     match = _PYTORCH_IMAGE.match(image)
-    return (image, match.group(1)) if match else None
+    if match:
+        return (image, f"=={match.group(1)}")
+    ngc = _NGC_IMAGE.match(image)
+    if ngc and int(ngc.group(1)) <= _NGC_BEFORE_2_3:
+        return (image, "<2.3")
+    return None
 
