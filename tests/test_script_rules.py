@@ -152,3 +152,11 @@ def test_deprecated_name_only_in_annotations_is_a_note() -> None:
     assert finding.severity is Severity.WARNING and "annotations" not in finding.message
     (finding,) = run("PL207", "import torch\ns = torch.cuda.amp.GradScaler()\n")
     assert finding.severity is Severity.WARNING
+    # one import of two names: the one used only in an annotation does not make a note of the other's call
+    both = ("from torch.cuda.amp import GradScaler, autocast\n"
+            "class Step:\n    scaler: GradScaler\n    def run(self, *, lam: 'float' = 1.0, **kw: GradScaler) -> None:\n"
+            "        with autocast():\n            pass\n")
+    findings = run("PL207", both)
+    assert findings and all(f.severity is Severity.WARNING for f in findings)
+    (finding,) = [f for f in run("PL207", both.replace("with autocast():", "if True:")) if f.span.line == 1]
+    assert finding.severity is Severity.INFO  # autocast is imported but never read: the rest only annotates

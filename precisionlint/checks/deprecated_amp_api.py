@@ -63,6 +63,7 @@ from typing import TYPE_CHECKING
 
 from precisionlint.checks import CheckContext
 from precisionlint.model import Finding, Fix, Severity, Span
+from precisionlint.sources.python_index import all_statements, walk
 
 if TYPE_CHECKING:
     from precisionlint.script.fixes import AmpEdits
@@ -111,9 +112,8 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
         listed = ", ".join(f"`{record.module}.{name}`" for name, _ in old)
         advice = ", ".join(dict.fromkeys(d.advice for _, d in old))
         verb = "is deprecated and warns" if len(old) == 1 else "are deprecated and warn"
-        uses = [node for alias, d in record.names if d is not None
-                for node in annotations.loads_of(alias.asname or alias.name)]
-        typing_only = bool(uses) and all(annotations.holds(node) for node in uses)
+        typing_only = annotations.only_in_annotations(
+            [alias.asname or alias.name for alias, d in record.names if d is not None])
         found.append(
             (
                 record.span,
@@ -156,40 +156,51 @@ def _typing_only(pronoun: str) -> str:
 
 
 class _Annotations:
-    """The nodes inside the annotations of a module (parameters, returns, annotated assignments) and every
-    read of each name, found in one walk when first asked (only files with a deprecated name ask)."""
+    """The nodes inside the annotations of a module (parameters, returns, annotated assignments), found when
+    first asked by walking the statements (annotations belong to statements), and the reads of names anywhere,
+    found by walking the whole tree only for a file whose annotations read one of the names asked about."""
 
     def __init__(self, tree: object) -> None:
         self.tree = tree
         self.nodes: set[int] | None = None
-        self.loads: dict[str, list[ast.Name]] = {}
+        self.read: set[str] = set()  # names read inside annotations
+        self.loads: dict[str, list[ast.Name]] | None = None
 
     def _index(self) -> set[int]:
         if self.nodes is None:
             self.nodes = set()
             if isinstance(self.tree, ast.AST):
                 for annotation in _annotations_of(self.tree):
-                    self.nodes.update(id(inner) for inner in ast.walk(annotation))
-                for node in ast.walk(self.tree):
-                    if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
-                        self.loads.setdefault(node.id, []).append(node)
+                    for inner in ast.walk(annotation):
+                        self.nodes.add(id(inner))
+                        if isinstance(inner, ast.Name) and isinstance(inner.ctx, ast.Load):
+                            self.read.add(inner.id)
         return self.nodes
 
-    def holds(self, node: ast.AST) -> bool:
-        return id(node) in self._index()
-
-    def loads_of(self, name: str) -> list[ast.Name]:
-        """Every read of `name` in the file (any scope: a shadowing local is counted too, which can only keep
-        the finding a warning)."""
-        self._index()
-        return self.loads.get(name, [])
+    def only_in_annotations(self, names: list[str]) -> bool:
+        """Whether the file reads these names, and only inside annotations (any scope: a shadowing local is
+        counted too, which can only keep the finding a warning)."""
+        nodes = self._index()
+        if not any(name in self.read for name in names):
+            return False  # read nowhere, or only outside annotations: most files, without the whole walk
+        if self.loads is None:
+            self.loads = {}
+            for node in walk(self.tree):  # type: ignore[arg-type]
+                if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
+                    self.loads.setdefault(node.id, []).append(node)
+        uses = [node for name in names for node in self.loads.get(name, [])]
+        return bool(uses) and all(id(node) in nodes for node in uses)
 
 
 def _annotations_of(tree: ast.AST) -> Iterator[ast.expr]:
-    for node in ast.walk(tree):
+    for node in all_statements(tree):
         if isinstance(node, ast.AnnAssign):
             yield node.annotation
-        elif isinstance(node, ast.arg) and node.annotation is not None:
-            yield node.annotation
-        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.returns is not None:
-            yield node.returns
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            arguments = node.args
+            for argument in (*arguments.posonlyargs, *arguments.args, arguments.vararg, *arguments.kwonlyargs,
+                             arguments.kwarg):
+                if argument is not None and argument.annotation is not None:
+                    yield argument.annotation
+            if node.returns is not None:
+                yield node.returns
