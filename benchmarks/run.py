@@ -198,8 +198,8 @@ only work running; load average 1.0 to 1.4), `python benchmarks/run.py --tree /w
   interpreter, alternated, quiet machine, min of 5 (icefall 3), wall and CPU (user+sys) with 2 workers, CPU with
   -j 1: speechbrain 0.61 -> 0.49 s wall, 1.07 -> 0.85 s CPU, 0.92 -> 0.73 s at -j 1; pytorch-lightning 0.62 ->
   0.54 s, 1.13 -> 0.94 s, 1.00 -> 0.85 s; pytorch-image-models 0.41 -> 0.38 s, 0.69 -> 0.63 s, 0.58 -> 0.54 s;
-  icefall 2.83 -> 2.68 s, 5.37 -> 5.06 s. pytorch-lightning stays above 0.5x: 171 of its 697 files pass the prefilter and are parsed
-  (0.29 s of CPU for ast.parse alone), 67 need the model (0.21 s) and 93 the settings walk.
+  icefall 2.83 -> 2.68 s, 5.37 -> 5.06 s. pytorch-lightning stays above 0.5x: 171 of its 697 files pass the
+  prefilter and are parsed (0.29 s of CPU for ast.parse alone), 67 need the model (0.21 s) and 93 the settings walk.
 
 This round: the workers and the files no rule reads. `python benchmarks/run.py --tree /work/eco/<repo> --runs 3
 --startup-runs 10`, every other Python process paused (SIGSTOP) for the measurement, on a machine that was then

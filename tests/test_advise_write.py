@@ -48,7 +48,8 @@ def test_training_arguments_gain_bf16(tmp_path: Path) -> None:
     path = tmp_path / "args.yaml"
     path.write_text("output_dir: out  # where checkpoints go\nper_device_train_batch_size: 8\nfp16: true\n")
     assert advise("--gpu", "H100", "--write", str(path)).exit_code == 0
-    assert path.read_text() == "output_dir: out  # where checkpoints go\nper_device_train_batch_size: 8\nfp16: false\nbf16: true\n"
+    assert path.read_text() == ("output_dir: out  # where checkpoints go\nper_device_train_batch_size: 8\n"
+                                "fp16: false\nbf16: true\n")
 
 
 def test_pre_ampere_keeps_fp16_and_an_empty_file_gets_trainer_config(tmp_path: Path) -> None:

@@ -279,7 +279,8 @@ def test_compare_equivalent_spellings_are_kept() -> None:
 
 
 def test_compare_hf_and_float32_with_tf32() -> None:
-    result = _compare("a.json", '{"output_dir": "o", "per_device_train_batch_size": 8, "fp16": true, "bf16": false}', "json", params=1e6)
+    result = _compare("a.json", '{"output_dir": "o", "per_device_train_batch_size": 8, "fp16": true, "bf16": false}',
+                      "json", params=1e6)
     actions = {c.key: (c.action, c.recommended) for c in result.changes}
     assert actions["fp16"] == ("change", False)
     assert actions["bf16"] == ("keep", False)
@@ -299,7 +300,8 @@ def test_compare_file_without_precision_says_add() -> None:
 
 
 def test_compare_tf32_on_a_gpu_without_it() -> None:
-    result = _compare("c.json", '{"output_dir": "o", "per_device_train_batch_size": 8, "fp16": true, "tf32": true}', "json", target="V100")
+    result = _compare("c.json", '{"output_dir": "o", "per_device_train_batch_size": 8, "fp16": true, "tf32": true}',
+                      "json", target="V100")
     tf32 = next(c for c in result.changes if c.key == "tf32")
     assert tf32.action == "remove" and "ValueError" in tf32.reason
 

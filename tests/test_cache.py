@@ -21,7 +21,8 @@ from precisionlint.engine import EngineOptions, SourceFile, check_sources
 from precisionlint.model import Severity
 
 ROOT = Path(__file__).resolve().parent.parent
-LEGACY = "trainer:\n  precision: 16\n  _target_: lightning.pytorch.Trainer\n"  # legacy-precision-value (PL102) on line 2
+# legacy-precision-value (PL102) on line 2
+LEGACY = "trainer:\n  precision: 16\n  _target_: lightning.pytorch.Trainer\n"
 SCRIPT = (
     "import torch\n"
     "scaler = torch.cuda.amp.GradScaler()\n"

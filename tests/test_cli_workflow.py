@@ -125,7 +125,8 @@ def test_per_file_ignores_use_gitignore_globs(tmp_path: Path) -> None:
 
 
 def test_unknown_rule_in_a_directive_is_reported_with_a_suggestion(tmp_path: Path) -> None:
-    (tmp_path / "a.yaml").write_text("trainer:\n  precision: 16  # precisionlint: ignore[legacy-precison-value]\n  _target_: lightning.pytorch.Trainer\n")
+    (tmp_path / "a.yaml").write_text("trainer:\n  precision: 16  # precisionlint: ignore[legacy-precison-value]\n"
+                                     "  _target_: lightning.pytorch.Trainer\n")
     result = run(["check", "a.yaml"], tmp_path)
     assert result.returncode == 1
     assert "PL006" in result.stdout and "did you mean legacy-precision-value" in result.stdout
@@ -167,7 +168,8 @@ def test_range_directives_in_every_format_with_comments(tmp_path: Path, name: st
 
 def test_add_noqa_silences_every_finding_and_keeps_the_meaning(tmp_path: Path) -> None:
     (tmp_path / "a.toml").write_text(MIXED_TF32)
-    (tmp_path / "b.yaml").write_text("trainer:\n  precision: 16  # tuned\n  max_epochs: 3\n  _target_: lightning.pytorch.Trainer\n")
+    (tmp_path / "b.yaml").write_text("trainer:\n  precision: 16  # tuned\n  max_epochs: 3\n"
+                                     "  _target_: lightning.pytorch.Trainer\n")
     (tmp_path / "c.py").write_text('import torch\nscaler = torch.cuda.amp.GradScaler()\nDOC = """\n'
                                    'torch.cuda.amp.GradScaler()\n"""\n')
     before = run(["check", "--output-format", "json", "."], tmp_path)

@@ -35,7 +35,8 @@ sys.path.insert(0, str(Path(__file__).parent))
 from rule_cases import load_cases  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
-LEGACY = "trainer:\n  precision: 16\n  _target_: lightning.pytorch.Trainer\n"  # legacy-precision-value (PL102) on line 2
+# legacy-precision-value (PL102) on line 2
+LEGACY = "trainer:\n  precision: 16\n  _target_: lightning.pytorch.Trainer\n"
 
 
 def _rule(func, name: str = "test-rule", code: str = "PL990", target: str = "settings") -> Rule:  # type: ignore[no-untyped-def]

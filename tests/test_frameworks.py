@@ -154,7 +154,8 @@ def test_likely_readers_get_warnings_and_no_value_fix(tmp_path: Path, monkeypatc
     forget()
     [allowed_1x] = _findings("t.yaml", certain, [find_rule("legacy-precision-value")])
     assert allowed_1x.fix is not None and allowed_1x.fix.applicability == "unsafe"
-    assert "needs Lightning 2.0 or newer, and this project declares pytorch-lightning>=1.8" in allowed_1x.fix.description
+    description = allowed_1x.fix.description
+    assert "needs Lightning 2.0 or newer, and this project declares pytorch-lightning>=1.8" in description
     (tmp_path / "requirements.txt").unlink()
     forget()
     [unknown] = _findings("t.yaml", certain, [find_rule("legacy-precision-value")])
@@ -241,8 +242,9 @@ def test_newer_python_grammar_is_information_and_does_not_fail_the_run(tmp_path:
 
 def test_hyperpyyaml_tags_parse_and_never_run(tmp_path: Path) -> None:
     sentinel = tmp_path / "ran"
-    text = (f"precision: fp16\nhook: !apply:os.system ['touch {sentinel}']\nmodel: !new:speechbrain.nnet.linear.Linear\n"
-            f"  input_size: 10\nlr: !ref <base_lr> * 2\nname: !name:builtins.print\n")
+    text = (f"precision: fp16\nhook: !apply:os.system ['touch {sentinel}']\n"
+            "model: !new:speechbrain.nnet.linear.Linear\n"
+            "  input_size: 10\nlr: !ref <base_lr> * 2\nname: !name:builtins.print\n")
     document = load_document("hparams.yaml", text, "yaml")
     assert not sentinel.exists()
     [setting] = document.settings

@@ -92,7 +92,8 @@ def test_nested_collection_keys_do_not_take_exponential_time(tmp_path: Path) -> 
 def test_node_budget_is_a_limit_finding(tmp_path: Path) -> None:
     (tmp_path / "pyproject.toml").write_text("[tool.precisionlint]\nmax-nodes = 100\n")
     items = "\n".join(f"  k{i}: {i}" for i in range(200))
-    (tmp_path / "big.yaml").write_text(f"trainer:\n  precision: 16\n  _target_: lightning.pytorch.Trainer\nextra:\n{items}\n")
+    (tmp_path / "big.yaml").write_text(f"trainer:\n  precision: 16\n  _target_: lightning.pytorch.Trainer\n"
+                                       f"extra:\n{items}\n")
     code, output = check(tmp_path, "big.yaml")
     assert code == 1
     assert "big.yaml:1:1: PL003 [error] more than 100 nodes (max-nodes); not checked" in output
@@ -111,7 +112,8 @@ DEEP = {
     "array.toml": "precision = " + "[" * DEPTH + "]" * DEPTH + "\n",
     "inline.toml": "precision = 16\nx = " + "{a = " * DEPTH + "1" + "}" * DEPTH + "\n",
     # A GradScaler: files that a pass reads (a file no pass reads is not parsed; test_engine checks that).
-    "parens.py": "import torch\nscaler = torch.amp.GradScaler()\nx = torch.half(" + "(" * DEPTH + "1" + ")" * DEPTH + ")\n",
+    "parens.py": ("import torch\nscaler = torch.amp.GradScaler()\nx = torch.half("
+                  + "(" * DEPTH + "1" + ")" * DEPTH + ")\n"),
     "binop.py": "import torch\nscaler = torch.amp.GradScaler()\nx = torch.half(" + "+".join(["a"] * 100_000) + ")\n",
     "unary.py": "import torch\nscaler = torch.amp.GradScaler()\nx = torch.half(" + "-" * 100_000 + "1)\n",
     "calls.py": "import torch\nx = torch.autocast" + "()" * 20_000 + "\n",
@@ -162,7 +164,8 @@ def test_a_50_mb_config_is_skipped_before_reading(tmp_path: Path) -> None:
 
 def test_max_file_size_from_the_config(tmp_path: Path) -> None:
     (tmp_path / "pyproject.toml").write_text("[tool.precisionlint]\nmax-file-size = 100\n")
-    (tmp_path / "a.yaml").write_text("trainer:\n  precision: 16\n  _target_: lightning.pytorch.Trainer\n" + "# padding\n" * 20)
+    (tmp_path / "a.yaml").write_text("trainer:\n  precision: 16\n  _target_: lightning.pytorch.Trainer\n"
+                                     + "# padding\n" * 20)
     code, output = check(tmp_path, "a.yaml")
     assert "a.yaml:1:1: PL003" in output and "100-byte limit" in output
 
@@ -197,7 +200,8 @@ def test_mixed_line_endings_keep_parser_line_numbers(tmp_path: Path) -> None:
     (tmp_path / "mac.py").write_bytes(
         b"import torch\rfrom accelerate import Accelerator\r\n\nacc = Accelerator(mixed_precision='fp16')\n"
     )
-    (tmp_path / "mac.yaml").write_bytes(b"# config\rtrainer:\r\n  precision: 16\r  _target_: lightning.pytorch.Trainer\r")
+    (tmp_path / "mac.yaml").write_bytes(b"# config\rtrainer:\r\n  precision: 16\r"
+                                        b"  _target_: lightning.pytorch.Trainer\r")
     code, output = check(tmp_path, "mac.py", "mac.yaml")
     no_traceback(output)
     assert "mac.yaml:3:14: PL102" in output, output
@@ -250,7 +254,8 @@ def test_a_device_behind_a_config_name_is_not_read(tmp_path: Path) -> None:
 
 def test_a_directory_named_like_a_config(tmp_path: Path) -> None:
     (tmp_path / "configs.yaml").mkdir()
-    (tmp_path / "configs.yaml" / "inner.yaml").write_text("trainer:\n  precision: 16\n  _target_: lightning.pytorch.Trainer\n")
+    (tmp_path / "configs.yaml" / "inner.yaml").write_text(
+        "trainer:\n  precision: 16\n  _target_: lightning.pytorch.Trainer\n")
     (tmp_path / "dir_link.yaml").symlink_to(tmp_path / "configs.yaml")
     code, output = check(tmp_path, "configs.yaml", "dir_link.yaml")
     assert "configs.yaml/inner.yaml:2:14: PL102" in output  # a named directory is walked

@@ -173,7 +173,8 @@ def test_a_fix_that_breaks_a_cell_is_refused(tmp_path: Path) -> None:
     assert verify(NOTEBOOK, broken) == "the fixed code would not parse"
     outputs = NOTEBOOK.replace('"hi\\n"', '"bye\\n"')
     assert verify(NOTEBOOK, outputs) == "the fixed notebook would change more than code"
-    assert verify(NOTEBOOK, NOTEBOOK.replace('"python3"', '"python2"')) == "the fixed notebook would change its metadata"
+    changed = NOTEBOOK.replace('"python3"', '"python2"')
+    assert verify(NOTEBOOK, changed) == "the fixed notebook would change its metadata"
 
 
 def test_a_cell_that_is_not_python_is_skipped_not_reported() -> None:

@@ -109,7 +109,8 @@ def test_json_deepspeed_blocks() -> None:
 
 
 def test_json_hf_training_arguments_with_embedded_deepspeed() -> None:
-    text = '{"output_dir": "o", "per_device_train_batch_size": 2, "fp16": true, "deepspeed": {"fp16": {"enabled": "auto"}}}'
+    text = ('{"output_dir": "o", "per_device_train_batch_size": 2, "fp16": true, '
+            '"deepspeed": {"fp16": {"enabled": "auto"}}}')
     found = settings(text, "json")
     assert found[("hf", "fp16")].value is True
     assert found[("hf.deepspeed", "fp16")].value == "auto"
