@@ -37,7 +37,9 @@ Safe when the project declares a torch version that has the replacement: `torch.
 2.3, `torch.amp.custom_fwd(device_type=...)` 2.4, and `torch.amp.autocast` is marked safe from 2.0 (versions
 come from `pyproject.toml`, `requirements*.txt` (or `*_requirements.txt`), `setup.py`/`setup.cfg`,
 `environment.yml`, a Dockerfile, or `[tool.precisionlint] target-versions`). Where the declared floor is
-older, or no torch version is declared, the fix is unsafe and its description names the torch version it needs.
+older, or no torch version is declared, the fix is unsafe and its description names the torch version it needs;
+where every torch version the project declares is older than the replacement (`torch==2.1.2` for
+`torch.amp.GradScaler`), no fix is offered, since it would write an API that does not exist there.
 
 The fix rewrites the module path (`torch.cuda.amp` -> `torch.amp`, keeping the root alias such as `th`
 and every `as` alias), adds `"cuda"` (or `"cpu"`) as the first argument of each call, names the positional
@@ -84,11 +86,16 @@ _NEEDS = {"scaler": (2, 3), "custom_fwd": (2, 4), "custom_bwd": (2, 4), "autocas
 _WARNS_FROM = (2, 4)
 
 
-def _fix(ctx: CheckContext, description: str, needed: tuple[int, int], amp: AmpEdits) -> Fix:
+def _fix(ctx: CheckContext, description: str, needed: tuple[int, int], amp: AmpEdits) -> Fix | None:
     """Safe only where the project's declared torch floor has the replacement and the rewrite is exact;
-    otherwise (older, or no torch declared, or arguments that may differ) the fix is unsafe and says why."""
+    otherwise (older, or no torch declared, or arguments that may differ) the fix is unsafe and says why. None
+    where every torch the project declares is older than the replacement: it would write an API that does not
+    exist there (framework-version-mismatch then reports it)."""
     from precisionlint.checks._pins import floor_has
 
+    torch = ctx.project.version("torch")
+    if torch is not None and torch.all_below(needed):
+        return None
     has, note = floor_has(ctx, "torch", needed)
     notes = [n for n in (note if not has else "", amp.inexact) if n]
     if not notes:
