@@ -80,7 +80,7 @@ SCRIPT_MODEL_WORDS: tuple[str, ...] = (
     # a name that merely says "scaler" (a Trainer's `scaler` property, a comment) gives the rules no scaler.
     "GradScaler",
     ".scale(",
-    "unscale_",
+    "unscale_",  # the whole name (see _WHOLE_NAMES): Lightning's `unscale_gradients` is another method
     "custom_fwd",
     "custom_bwd",
     "tf32",
@@ -130,10 +130,25 @@ def _optimizer_words() -> tuple[str, ...]:
 _OPTIMIZER_WORDS: tuple[str, ...] = ()
 
 
+# Words of SCRIPT_MODEL_WORDS that count only as a whole name: the model looks for the method of that exact name.
+_WHOLE_NAMES = frozenset({"unscale_"})
+
+
+def _holds_name(text: str, name: str) -> bool:
+    """Whether `name` is written in `text` (ASCII) with no letter, digit or underscore right after it."""
+    start = text.find(name)
+    while start != -1:
+        end = start + len(name)
+        if end == len(text) or not (text[end].isalnum() or text[end] == "_"):
+            return True
+        start = text.find(name, end)
+    return False
+
+
 def needs_script_model(text: str) -> bool:
     global _OPTIMIZER_WORDS
     probe = word_probe(text)
-    if any(word in probe for word in SCRIPT_MODEL_WORDS):
+    if any(_holds_name(probe, word) if word in _WHOLE_NAMES else word in probe for word in SCRIPT_MODEL_WORDS):
         return True
     if not any(word in probe for word in HALF_CAST_WORDS):
         return False

@@ -95,6 +95,7 @@ def test_a_name_that_only_says_scaler_gets_no_model() -> None:
             "        return getattr(self.precision_plugin, 'scaler', None)\n\n"
             "    def restore(self, state):\n        self.precision_plugin.load_state_dict(state)  # the scaler's too\n"
             "        self.scaler.step(self.optimizer)\n        self.scaler.update()\n")
+    text += "\n    def clip(self, optimizer):\n        self.precision.unscale_gradients(optimizer)\n"  # another method
     assert not needs_script_model(text)
     document = load_document("trainer.py", text, "python")
     assert build_script_model(document).scalers == {}
