@@ -242,6 +242,47 @@ about 10% slower than in the round above (`python -c pass` 50-52 ms, was 44-47):
   training-step model (0.20 s) and 100 the settings walk (0.09 s); each of those files holds an autocast, a
   GradScaler, a torch.optim optimizer beside a float16 cast, or a Trainer call that passes a precision.
 
+
+This round: fewer files parsed and modelled, on the evidence of their text, and fewer walks. The same command,
+every other Python process paused, `python -c pass` 47 ms:
+
+  tree                   baseline   cold check        warm           one file   peak
+  k2-fsa/icefall          7.91 s    2.84 s  0.36x     146 ms 0.02x    1.68x     50 MB    all targets met
+  pytorch-image-models    1.07 s    0.27 s  0.25x      67 ms 0.06x    1.72x     24 MB    all targets met
+  speechbrain             1.24 s    0.46 s  0.37x     101 ms 0.08x    1.64x     28 MB    all targets met
+  pytorch-lightning       0.95 s    0.42 s  0.45x      80 ms 0.08x    1.63x     25 MB    all targets met
+  (cold runs: icefall 2.77, 2.86, 2.84 s; timm 0.27, 0.27, 0.28; speechbrain 0.45, 0.46, 0.46; lightning 0.43,
+  0.42, 0.42.)
+
+  The round's start (0268c29) against its end, `python -m precisionlint check --no-cache .`, alternated, median
+  wall and CPU: pytorch-lightning 0.50 -> 0.43 s, 0.89 -> 0.76 s (7 runs); pytorch-image-models 0.39 -> 0.28 s,
+  0.68 -> 0.45 s; speechbrain 0.52 -> 0.47 s, 0.87 -> 0.81 s (5 runs); icefall 2.83 -> 2.87 s, 5.37 -> 5.45 s
+  (3 runs; a rule change of the round had cost it 0.5 s of CPU, won back below). What changed:
+  - A file that names DeepSpeed is parsed only where cross-file-precision-conflict could follow a link to its
+    config (a TrainingArguments class and a .json/.yaml path, or DeepSpeedStrategy with a Trainer precision):
+    21 lightning files. A half-precision cast gets the model only beside the name of a torch.optim optimizer
+    class, not beside "optim" (every hook of a framework says "optimizer"). Text that is not ASCII is tested
+    through its NFKC form (what the parser makes of identifiers) instead of being read whole: 4 lightning
+    files hold only a typographic quote or an ellipsis. A name that only says "scaler" (Trainer.scaler, a
+    comment) or "unscale_gradients" gets no model: the model knows a GradScaler by its construction,
+    `.scale(` or `.unscale_(`. lightning: 124 -> 88 files parsed, 66 -> 45 models (-j 1 in process: 0.23 ->
+    0.19 s of parsing, 0.20 -> 0.15 s of model).
+  - A setting passed as a name counts the file's assignments only when a module-level statement assigns that
+    name (`precision=precision` from a test's parameter: 29 lightning files); assignments are found by walking
+    statements, not every node (cross-file-precision-conflict's strategy lookup: 15 ms on two files).
+  - deprecated-amp-api walks a whole tree only where an annotation reads a deprecated name (two whole-tree walks
+    per file with a deprecated import: icefall 2.89 -> 2.65 s wall).
+  - The first worker imports, before forking, what each worker imported for itself (the model's walk, the link
+    readers, the YAML readers); a warm run no longer imports the pool, the pin readers or the link readers:
+    lightning warm 89 -> 82 ms (median of 20, alternated).
+  Every change: JSON output byte for byte against the commit before, on the 177 corpus repositories, the 46 of
+  the newest corpus and the 82 run with --gpu A100 --gpu V100; the only differences were intended (a Python
+  file no rule reads is not parsed, so lerobot loses a newer-python-syntax note on a motor-bus file that says
+  "half-turn"). Measured and not kept: walking the scopes without the expressions of statements that hold no
+  lambda, `:=`, exec, globals or vars (the same tables on every lightning file, 9 ms of 180 ms of model time:
+  not worth the code); an Aho-Corasick library for the prefilter (20 ms against 26 ms over lightning: not worth
+  a dependency); not reading pins before the fork (no change).
+
 Single file, in process (`python benchmarks/server_latency.py --changes 20`, the 2,093-line script): analyse()
 76 ms median, 72.5 ms CPU (was 141 ms CPU; ast.parse of the same text 47 ms); server change -> diagnostics 82 ms.
 
