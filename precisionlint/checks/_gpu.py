@@ -42,9 +42,18 @@ def names(gpus: Iterable[Gpu]) -> str:
     return ", ".join(parts[:-1]) + " and " + parts[-1]
 
 
-def precision_settings(ctx: CheckContext) -> Iterator[tuple[Setting, Mode]]:
-    """Every setting that selects a training precision, with its meaning (unresolved values are skipped)."""
+def precision_settings(ctx: CheckContext, on_target_gpus: bool = False) -> Iterator[tuple[Setting, Mode]]:
+    """Every setting that selects a training precision, with its meaning (unresolved values are skipped).
+    `on_target_gpus`: only those that can run on the target GPUs, not the ones beside a Lightning `accelerator`
+    of another kind ("tpu", "hpu", "mps": precisionlint.checks._accelerator)."""
+    elsewhere: set[str] = set()
+    if on_target_gpus:
+        from precisionlint.checks._accelerator import elsewhere_scopes
+
+        elsewhere = elsewhere_scopes(ctx)
     for setting in ctx.settings:
+        if setting.scope in elsewhere:
+            continue
         mode = precision_mode(setting)
         if mode is not None:
             yield setting, mode

@@ -4,6 +4,13 @@ Finds bf16 training (Lightning `"bf16-mixed"`, `"bf16-true"`, `"bf16"`; Transfor
 when a target GPU has no native bf16: NVIDIA GPUs below compute capability 8.0 (P100, V100, T4,
 RTX 20xx).
 
+Nothing is reported for a file written for another accelerator, which never runs on the target GPUs: a Python
+module that imports `habana_frameworks`, `optimum.habana` or `torch_xla` at its top level (not under an `if` or
+`try`), an Accelerate config whose `distributed_type` is XLA, MULTI_HPU, MULTI_XPU or another non-GPU type, a
+setting beside a Lightning `accelerator` of "tpu", "hpu" or "mps", and the files of the optimum-habana project
+(Transformers on Habana Gaudi; its DeepSpeed configs are written for Gaudi). A file that mentions CUDA, NVIDIA
+or Accelerate's MULTI_GPU anywhere keeps its findings: it may run on the target GPUs too.
+
 ## Why is this bad?
 These GPUs have no bf16 tensor cores. Current PyTorch still runs bf16 on them:
 `torch.cuda.is_bf16_supported()` returns True because it counts emulation (pass
@@ -20,6 +27,10 @@ information: a test picks bf16 to exercise it, not to train on the target GPUs. 
 regions write both bfloat16 and float16 (a precision helper, `--bf16`/`--fp16` switches) offers both, and which
 runs is chosen elsewhere: its regions are not reported. Handing out `torch.cuda.amp.autocast` uncalled (open_clip's
 helper returns it for 'amp'), which its caller enters with CUDA's default float16, counts as writing float16.
+
+All of this is about the target GPUs. Habana Gaudi, TPUs and Apple silicon have their own precision
+support (Gaudi and TPUs compute natively in bf16), so for a file written for one of them the finding would be
+false, which is why such files are left alone.
 
 ## Example
 ```yaml
@@ -62,6 +73,12 @@ NEEDS_GPU = True
 
 
 def check(ctx: CheckContext) -> Iterator[Finding]:
+    from precisionlint.checks._accelerator import unless_elsewhere
+
+    return unless_elsewhere(ctx, _findings(ctx))  # nothing to say of a file written for another accelerator
+
+
+def _findings(ctx: CheckContext) -> Iterator[Finding]:
     from precisionlint.checks._gpu import (
         INSTEAD,
         NO_FP16,
@@ -80,7 +97,7 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
     where = names(lacking)
     fast_fp16 = all(g.fast_fp16 for g in lacking)
     in_tests = is_test_code(ctx.document.path)  # settings and regions alike: a test exercises bf16 on purpose
-    for setting, mode in precision_settings(ctx):
+    for setting, mode in precision_settings(ctx, on_target_gpus=True):
         if mode.dtype != "bf16":
             continue
         if setting.framework in NO_FP16:

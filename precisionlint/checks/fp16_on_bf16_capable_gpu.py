@@ -5,6 +5,13 @@ A100, A10, A40, RTX 30xx/40xx, L4, L40S, H100, H200, B200; AMD MI250X, MI300X). 
 DeepSpeed `fp16.enabled`, and in scripts `torch.autocast("cuda", dtype=torch.float16)` or
 `torch.autocast("cuda")` without a dtype, which defaults to float16 on CUDA.
 
+Nothing is reported for a file written for another accelerator, which never runs on the target GPUs: a Python
+module that imports `habana_frameworks`, `optimum.habana` or `torch_xla` at its top level (not under an `if` or
+`try`), an Accelerate config whose `distributed_type` is XLA, MULTI_HPU, MULTI_XPU or another non-GPU type, a
+setting beside a Lightning `accelerator` of "tpu", "hpu" or "mps", and the files of the optimum-habana project
+(Transformers on Habana Gaudi; its DeepSpeed configs are written for Gaudi). A file that mentions CUDA, NVIDIA
+or Accelerate's MULTI_GPU anywhere keeps its findings: it may run on the target GPUs too.
+
 ## Why is this bad?
 On these GPUs bf16 tensor-core matmuls have the same peak as fp16 (A100: 312 TFLOP/s for both; H100 SXM:
 989). bf16 keeps float32's 8-bit exponent, so gradients neither underflow (fp16's smallest positive value is
@@ -30,6 +37,10 @@ the batch mid-loop), since for inference float16 keeps more mantissa bits than b
 In test code the finding is information. A file whose autocast regions write both float16 and bfloat16 (a
 precision helper, a script with `--fp16`/`--bf16` switches) offers both, and which runs is chosen elsewhere: its
 regions are not reported.
+
+All of this is about the target GPUs. Habana Gaudi, TPUs and Apple silicon have their own precision
+support (Gaudi and TPUs compute natively in bf16), so for a file written for one of them the finding would be
+false, which is why such files are left alone.
 
 ## Example
 ```toml
@@ -89,6 +100,12 @@ _BF16_SPELLING = {"lightning": "bf16-mixed", "accelerate": "bf16"}
 
 
 def check(ctx: CheckContext) -> Iterator[Finding]:
+    from precisionlint.checks._accelerator import unless_elsewhere
+
+    return unless_elsewhere(ctx, _findings(ctx))  # nothing to say of a file written for another accelerator
+
+
+def _findings(ctx: CheckContext) -> Iterator[Finding]:
     from precisionlint.checks._gpu import autocast_uses, framework_label, names, precision_settings, shown, targets
 
     gpus = targets(ctx)
@@ -99,7 +116,7 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
     # A test suite's configs and calls pick fp16 to exercise it (DeepSpeed's tests/model/*.json), not to train on
     # the target GPUs: information there, for settings as for autocast regions.
     in_tests = is_test_code(ctx.document.path)
-    for setting, mode in precision_settings(ctx):
+    for setting, mode in precision_settings(ctx, on_target_gpus=True):
         if mode.dtype != "fp16" or mode.kind != "mixed" or setting.scope in fp16_only:
             continue
         yield ctx.report(

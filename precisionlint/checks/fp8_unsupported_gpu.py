@@ -3,6 +3,13 @@ Finds FP8 training (Lightning `precision="transformer-engine"` or `"transformer-
 Accelerate `mixed_precision: fp8`) when a target GPU has no FP8 tensor cores: NVIDIA GPUs below compute
 capability 8.9 (everything before Ada Lovelace and Hopper, including the A100), and AMD before CDNA 3.
 
+Nothing is reported for a file written for another accelerator, which never runs on the target GPUs: a Python
+module that imports `habana_frameworks`, `optimum.habana` or `torch_xla` at its top level (not under an `if` or
+`try`), an Accelerate config whose `distributed_type` is XLA, MULTI_HPU, MULTI_XPU or another non-GPU type, a
+setting beside a Lightning `accelerator` of "tpu", "hpu" or "mps", and the files of the optimum-habana project
+(Transformers on Habana Gaudi; its DeepSpeed configs are written for Gaudi). A file that mentions CUDA, NVIDIA
+or Accelerate's MULTI_GPU anywhere keeps its findings: it may run on the target GPUs too.
+
 ## Why is this bad?
 FP8 matmuls need FP8 tensor cores: compute capability 8.9 (L4, L40S, RTX 4090) or 9.0+ (H100, H200, B200).
 NVIDIA Transformer Engine, which Lightning's `"transformer-engine"` precision uses, refuses to run FP8 below
@@ -12,6 +19,10 @@ trains in another precision than the config says (a warning). The suggested repl
 framework's own vocabulary (Lightning `'bf16-mixed'`, Accelerate `'bf16'`, Composer `'amp_bf16'`, axolotl
 `bf16: true`; the fp16 spelling where a target GPU lacks bf16 too). In test code the finding is information: a
 test exercises FP8 on purpose.
+
+All of this is about the target GPUs. Habana Gaudi, TPUs and Apple silicon have their own precision
+support (Gaudi and TPUs compute natively in bf16), so for a file written for one of them the finding would be
+false, which is why such files are left alone.
 
 ## Example
 ```yaml
@@ -54,6 +65,12 @@ NEEDS_GPU = True
 
 
 def check(ctx: CheckContext) -> Iterator[Finding]:
+    from precisionlint.checks._accelerator import unless_elsewhere
+
+    return unless_elsewhere(ctx, _findings(ctx))  # nothing to say of a file written for another accelerator
+
+
+def _findings(ctx: CheckContext) -> Iterator[Finding]:
     from precisionlint.checks._gpu import framework_label, instead, names, precision_settings, shown, targets
 
     lacking = [g for g in targets(ctx) if not g.fp8]
@@ -62,7 +79,7 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
     where = names(lacking)
     bf16 = all(g.bf16 for g in lacking)
     in_tests = is_test_code(ctx.document.path)
-    for setting, mode in precision_settings(ctx):
+    for setting, mode in precision_settings(ctx, on_target_gpus=True):
         if mode.dtype != "fp8":
             continue
         severity = None

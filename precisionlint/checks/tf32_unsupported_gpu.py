@@ -6,6 +6,13 @@ Finds TF32 settings when a target GPU has no TF32: `tf32_matmul_precision = "hig
 start with NVIDIA Ampere (compute capability 8.0); P100, V100, T4 and RTX 20xx have none, nor does AMD's
 MI250X.
 
+Nothing is reported for a file written for another accelerator, which never runs on the target GPUs: a Python
+module that imports `habana_frameworks`, `optimum.habana` or `torch_xla` at its top level (not under an `if` or
+`try`), an Accelerate config whose `distributed_type` is XLA, MULTI_HPU, MULTI_XPU or another non-GPU type, a
+setting beside a Lightning `accelerator` of "tpu", "hpu" or "mps", and the files of the optimum-habana project
+(Transformers on Habana Gaudi; its DeepSpeed configs are written for Gaudi). A file that mentions CUDA, NVIDIA
+or Accelerate's MULTI_GPU anywhere keeps its findings: it may run on the target GPUs too.
+
 ## Why is this bad?
 `set_float32_matmul_precision("high")` (and `"medium"`, which is the same on CUDA) only allows TF32: on a GPU
 without it float32 matmuls run exactly as before, in full IEEE float32. The setting does nothing, but reads as
@@ -14,6 +21,10 @@ if the run were getting TF32's speed-up, so it is reported as information.
 Transformers is stricter: `TrainingArguments(tf32=True)` raises `ValueError: --tf32 requires Ampere or a newer
 GPU arch, cuda>=11 and torch>=1.7` when the GPU's compute capability is below 8.0, and on ROCm builds of
 PyTorch (its check requires a CUDA build), so the run does not start. That case is an error.
+
+All of this is about the target GPUs. Habana Gaudi, TPUs and Apple silicon have their own precision
+support (Gaudi and TPUs compute natively in bf16), so for a file written for one of them the finding would be
+false, which is why such files are left alone.
 
 ## Example
 ```json
@@ -63,11 +74,19 @@ def _hf_accepts(gpu: Gpu) -> bool:
 
 
 def check(ctx: CheckContext) -> Iterator[Finding]:
+    from precisionlint.checks._accelerator import unless_elsewhere
+
+    return unless_elsewhere(ctx, _findings(ctx))  # nothing to say of a file written for another accelerator
+
+
+def _findings(ctx: CheckContext) -> Iterator[Finding]:
+    from precisionlint.checks._accelerator import elsewhere_scopes
     from precisionlint.checks._gpu import framework_label, names, shown, targets
 
     gpus = targets(ctx)
+    elsewhere = elsewhere_scopes(ctx)  # beside a Lightning `accelerator="tpu"` (or "hpu", "mps")
     for setting in ctx.settings:
-        if not setting.resolved:
+        if not setting.resolved or setting.scope in elsewhere:
             continue
         if setting.name == "tf32" and setting.framework == "hf" and setting.value is True:
             rejecting = [g for g in gpus if not _hf_accepts(g)]

@@ -1,0 +1,136 @@
+"""Evidence that a file is written for an accelerator other than the user's NVIDIA GPUs (Habana Gaudi, Google TPU,
+Apple MPS), where the GPU-support rules (PL301, PL302, PL303, PL304) have nothing true to say.
+
+A statement such as "V100 has no native bf16" is about the target GPUs; a DeepSpeed config of a Gaudi project, a
+torch_xla training script or a Lightning Trainer with `accelerator="tpu"` never runs on them. Only strong evidence
+counts, and a file that mentions CUDA (or NVIDIA, or Accelerate's MULTI_GPU) anywhere keeps its findings: a script
+that supports both CUDA and HPU (`device = "hpu" if ... else "cuda"`) still runs on the target GPUs.
+
+- the file: a Python module that imports, unconditionally at its top level, a package that runs only on such an
+  accelerator (`habana_frameworks`, `optimum.habana`, `torch_xla`); an import inside an `if` or `try` is an
+  optional path (Diffusers imports torch_xla under `is_torch_xla_available()`), not evidence;
+- the file: an Accelerate config whose `distributed_type` is not a GPU one (XLA, MULTI_HPU, MULTI_XPU, ...);
+- the scope: a Lightning `accelerator` of "tpu", "hpu" or "mps" next to the precision setting (one Trainer call,
+  one `trainer:` table);
+- the project: the project is optimum-habana itself (the name its setup.py, setup.cfg or pyproject.toml gives it),
+  the interface of Transformers and Diffusers to Gaudi, whose example configs (DeepSpeed JSON, FSDP) are
+  written for Gaudi; its files that mention CUDA keep their findings.
+
+Each test is a text test first: the words looked for must be in the file's text before anything else is read.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from precisionlint.checks import CheckContext
+    from precisionlint.model import Finding
+    from precisionlint.project import Project
+
+# Top-level packages (and dotted prefixes) that run on one accelerator only, with the accelerator's name.
+_ONLY_ON = {
+    "habana_frameworks": "Habana Gaudi (HPU)",
+    "optimum.habana": "Habana Gaudi (HPU)",
+    "torch_xla": "TPU (XLA)",
+}
+_IMPORT_WORDS = ("habana_frameworks", "optimum.habana", "torch_xla")
+# Lightning's `accelerator` values for hardware that is not an NVIDIA GPU ("gpu", "cuda", "auto" may be one).
+LIGHTNING_ELSEWHERE = {"tpu": "TPU (XLA)", "hpu": "Habana Gaudi (HPU)", "mps": "Apple MPS"}
+# Projects that exist only for one accelerator: the name they publish under.
+_PROJECTS = {"optimum-habana": "Habana Gaudi (HPU)"}
+# A mention of NVIDIA's stack anywhere in the file (code, a comment, a config key) keeps its findings.
+_CUDA = re.compile("cuda|nvidia|MULTI_GPU", re.IGNORECASE)
+# Accelerate's `distributed_type` (what `accelerate config` writes) for hardware that is not an NVIDIA GPU:
+# DistributedType.XLA (formerly TPU), MULTI_HPU (Gaudi), MULTI_XPU (Intel), MULTI_NPU (Ascend), MULTI_MLU
+# (Cambricon), MULTI_NEURON (AWS Trainium), MULTI_MUSA (Moore Threads), MULTI_SDAA.
+_ACCELERATE_ELSEWHERE = re.compile(
+    r"""^\s*["']?distributed_type["']?\s*:\s*["']?(XLA|TPU|MULTI_(?:HPU|XPU|NPU|MLU|NEURON|MUSA|SDAA))\b""",
+    re.MULTILINE)
+_PROJECT_NAME = re.compile(r"""\bname\s*=\s*["']([A-Za-z0-9][A-Za-z0-9._-]*)["']""")
+
+
+def unless_elsewhere(ctx: CheckContext, findings: Iterator[Finding]) -> Iterator[Finding]:
+    """A rule's findings, or none where the document is written for another accelerator. The evidence is looked
+    for only once the rule has something to report: most files have nothing, and pay nothing."""
+    first = next(findings, None)
+    if first is None or runs_elsewhere(ctx) is not None:
+        return
+    yield first
+    yield from findings
+
+
+def runs_elsewhere(ctx: CheckContext) -> str | None:
+    """The accelerator (not an NVIDIA GPU) the whole document is written for, or None where nothing says so."""
+    if _CUDA.search(ctx.document.text) is not None:
+        return None  # a CUDA path in the file: it may run on the target GPUs
+    if ctx.document.format == "python":
+        found = _imported_accelerator(ctx)
+        if found is not None:
+            return found
+    elif "distributed_type" in ctx.document.text:
+        match = _ACCELERATE_ELSEWHERE.search(ctx.document.text)
+        if match is not None:
+            return f"Accelerate distributed_type {match.group(1)}"
+    return project_accelerator(ctx.project)
+
+
+def elsewhere_scopes(ctx: CheckContext) -> set[str]:
+    """Scopes (one Trainer call, one `trainer:` table) whose Lightning `accelerator` is not an NVIDIA GPU."""
+    return {s.scope for s in ctx.settings
+            if s.framework == "lightning" and s.name == "accelerator" and isinstance(s.value, str)
+            and s.value.lower() in LIGHTNING_ELSEWHERE}
+
+
+def _imported_accelerator(ctx: CheckContext) -> str | None:
+    text = ctx.document.text
+    if not any(word in text for word in _IMPORT_WORDS):
+        return None
+    tree = ctx.document.tree
+    if not isinstance(tree, ast.Module):
+        return None
+    for statement in tree.body:  # the module's own statements only: an import under `if`/`try` is optional
+        if isinstance(statement, ast.Import):
+            modules = [alias.name for alias in statement.names]
+        elif isinstance(statement, ast.ImportFrom) and statement.level == 0 and statement.module:
+            modules = [statement.module]
+        else:
+            continue
+        for module in modules:
+            for prefix, accelerator in _ONLY_ON.items():
+                if module == prefix or module.startswith(prefix + "."):
+                    return accelerator
+    return None
+
+
+def project_accelerator(project: Project) -> str | None:
+    """The accelerator a project exists for, by the name its boundary's packaging files give it (None when it
+    names none of _PROJECTS). Read once per project; the files are pin files, so a cached result's key names
+    them."""
+    cached = project.__dict__.get("_accelerator", ...)
+    if cached is not ...:
+        return cached
+    found: str | None = None
+    if project.chain and project.chain[-1].boundary:
+        import os
+
+        from precisionlint.project.pins import normalize, read_text
+
+        boundary = project.chain[-1]
+        for name in ("setup.py", "setup.cfg", "pyproject.toml"):
+            if name not in boundary.names:
+                continue
+            text = read_text(os.path.join(boundary.path, name))
+            if not text or "habana" not in text:
+                continue
+            for match in _PROJECT_NAME.finditer(text):
+                found = _PROJECTS.get(normalize(match.group(1)))
+                if found is not None:
+                    break
+            if found is not None:
+                break
+    project.__dict__["_accelerator"] = found
+    return found
