@@ -673,7 +673,13 @@ def run_rules(document: Document, options: EngineOptions) -> FileResult:
         if rule.needs_gpu and not gpus:
             continue
         try:
-            findings.extend(rule.func(CheckContext(document, rule, gpus)))
+            context = CheckContext(document, rule, gpus)
+            found = rule.func(context)
+            if rule.needs_gpu:  # what it says of the target GPUs is not true of a file for another accelerator
+                from precisionlint.checks._accelerator import unless_elsewhere
+
+                found = unless_elsewhere(context, iter(found))
+            findings.extend(found)
         except RecursionError:
             too_deep.append(rule.name)
         except Exception as exc:  # a bug in one rule must not hide the others' findings

@@ -54,8 +54,9 @@ _PROJECT_NAME = re.compile(r"""\bname\s*=\s*["']([A-Za-z0-9][A-Za-z0-9._-]*)["']
 
 
 def unless_elsewhere(ctx: CheckContext, findings: Iterator[Finding]) -> Iterator[Finding]:
-    """A rule's findings, or none where the document is written for another accelerator. The evidence is looked
-    for only once the rule has something to report: most files have nothing, and pay nothing."""
+    """A rule's findings, or none where the document is written for another accelerator (the engine applies this
+    to every rule that needs target GPUs). The evidence is looked for only once the rule has something to report:
+    most files have nothing, and pay nothing."""
     first = next(findings, None)
     if first is None or runs_elsewhere(ctx) is not None:
         return

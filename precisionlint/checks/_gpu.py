@@ -42,15 +42,13 @@ def names(gpus: Iterable[Gpu]) -> str:
     return ", ".join(parts[:-1]) + " and " + parts[-1]
 
 
-def precision_settings(ctx: CheckContext, on_target_gpus: bool = False) -> Iterator[tuple[Setting, Mode]]:
-    """Every setting that selects a training precision, with its meaning (unresolved values are skipped).
-    `on_target_gpus`: only those that can run on the target GPUs, not the ones beside a Lightning `accelerator`
-    of another kind ("tpu", "hpu", "mps": precisionlint.checks._accelerator)."""
-    elsewhere: set[str] = set()
-    if on_target_gpus:
-        from precisionlint.checks._accelerator import elsewhere_scopes
+def precision_settings(ctx: CheckContext) -> Iterator[tuple[Setting, Mode]]:
+    """Every setting that selects a training precision, with its meaning (unresolved values are skipped), except
+    those beside a Lightning `accelerator` of another kind ("tpu", "hpu", "mps": precisionlint.checks._accelerator),
+    which never run on the target GPUs."""
+    from precisionlint.checks._accelerator import elsewhere_scopes
 
-        elsewhere = elsewhere_scopes(ctx)
+    elsewhere = elsewhere_scopes(ctx)
     for setting in ctx.settings:
         if setting.scope in elsewhere:
             continue
@@ -126,8 +124,6 @@ def autocast_uses(ctx: CheckContext) -> Iterator[AutocastUse]:
             if trains != "none" and without_grad(model, region):
                 trains = "none"  # no gradient flows through it: what it computes is inference, even mid-training
             yield AutocastUse(region, short, explicit, trains)
-
-
 
 
 def _passes_cuda_autocast_uncalled(model: ScriptModel) -> bool:

@@ -73,12 +73,6 @@ NEEDS_GPU = True
 
 
 def check(ctx: CheckContext) -> Iterator[Finding]:
-    from precisionlint.checks._accelerator import unless_elsewhere
-
-    return unless_elsewhere(ctx, _findings(ctx))  # nothing to say of a file written for another accelerator
-
-
-def _findings(ctx: CheckContext) -> Iterator[Finding]:
     from precisionlint.checks._gpu import (
         INSTEAD,
         NO_FP16,
@@ -97,7 +91,7 @@ def _findings(ctx: CheckContext) -> Iterator[Finding]:
     where = names(lacking)
     fast_fp16 = all(g.fast_fp16 for g in lacking)
     in_tests = is_test_code(ctx.document.path)  # settings and regions alike: a test exercises bf16 on purpose
-    for setting, mode in precision_settings(ctx, on_target_gpus=True):
+    for setting, mode in precision_settings(ctx):
         if mode.dtype != "bf16":
             continue
         if setting.framework in NO_FP16:

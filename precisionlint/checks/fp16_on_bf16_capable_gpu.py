@@ -100,12 +100,6 @@ _BF16_SPELLING = {"lightning": "bf16-mixed", "accelerate": "bf16"}
 
 
 def check(ctx: CheckContext) -> Iterator[Finding]:
-    from precisionlint.checks._accelerator import unless_elsewhere
-
-    return unless_elsewhere(ctx, _findings(ctx))  # nothing to say of a file written for another accelerator
-
-
-def _findings(ctx: CheckContext) -> Iterator[Finding]:
     from precisionlint.checks._gpu import autocast_uses, framework_label, names, precision_settings, shown, targets
 
     gpus = targets(ctx)
@@ -116,7 +110,7 @@ def _findings(ctx: CheckContext) -> Iterator[Finding]:
     # A test suite's configs and calls pick fp16 to exercise it (DeepSpeed's tests/model/*.json), not to train on
     # the target GPUs: information there, for settings as for autocast regions.
     in_tests = is_test_code(ctx.document.path)
-    for setting, mode in precision_settings(ctx, on_target_gpus=True):
+    for setting, mode in precision_settings(ctx):
         if mode.dtype != "fp16" or mode.kind != "mixed" or setting.scope in fp16_only:
             continue
         yield ctx.report(

@@ -65,12 +65,6 @@ NEEDS_GPU = True
 
 
 def check(ctx: CheckContext) -> Iterator[Finding]:
-    from precisionlint.checks._accelerator import unless_elsewhere
-
-    return unless_elsewhere(ctx, _findings(ctx))  # nothing to say of a file written for another accelerator
-
-
-def _findings(ctx: CheckContext) -> Iterator[Finding]:
     from precisionlint.checks._gpu import framework_label, instead, names, precision_settings, shown, targets
 
     lacking = [g for g in targets(ctx) if not g.fp8]
@@ -79,7 +73,7 @@ def _findings(ctx: CheckContext) -> Iterator[Finding]:
     where = names(lacking)
     bf16 = all(g.bf16 for g in lacking)
     in_tests = is_test_code(ctx.document.path)
-    for setting, mode in precision_settings(ctx, on_target_gpus=True):
+    for setting, mode in precision_settings(ctx):
         if mode.dtype != "fp8":
             continue
         severity = None

@@ -5,6 +5,13 @@ A30, A10, A40, L4, L40S, H100, H200, B200), in a file that says nothing about TF
 `tf32_matmul_precision`, `tf32`, `set_float32_matmul_precision`, `allow_tf32` or `fp32_precision` anywhere in
 it, comments included.
 
+Nothing is reported for a file written for another accelerator, which never runs on the target GPUs: a Python
+module that imports `habana_frameworks`, `optimum.habana` or `torch_xla` at its top level (not under an `if` or
+`try`), an Accelerate config whose `distributed_type` is XLA, MULTI_HPU, MULTI_XPU or another non-GPU type, a
+setting beside a Lightning `accelerator` of "tpu", "hpu" or "mps", and the files of the optimum-habana project
+(Transformers on Habana Gaudi; its DeepSpeed configs are written for Gaudi). A file that mentions CUDA, NVIDIA
+or Accelerate's MULTI_GPU anywhere keeps its findings: it may run on the target GPUs too.
+
 ## Why is this bad?
 PyTorch runs float32 matmuls in full IEEE precision unless told otherwise:
 `torch.backends.cuda.matmul.allow_tf32` has defaulted to False since PyTorch 1.12, and

@@ -74,12 +74,6 @@ def _hf_accepts(gpu: Gpu) -> bool:
 
 
 def check(ctx: CheckContext) -> Iterator[Finding]:
-    from precisionlint.checks._accelerator import unless_elsewhere
-
-    return unless_elsewhere(ctx, _findings(ctx))  # nothing to say of a file written for another accelerator
-
-
-def _findings(ctx: CheckContext) -> Iterator[Finding]:
     from precisionlint.checks._accelerator import elsewhere_scopes
     from precisionlint.checks._gpu import framework_label, names, shown, targets
 

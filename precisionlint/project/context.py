@@ -34,8 +34,9 @@ PROJECT_RULES = frozenset({
     "framework-version-mismatch", "cross-file-precision-conflict", "deprecated-amp-api", "emulated-bf16-selection",
     "legacy-precision-value", "autocast-around-deepspeed-engine", "unknown-precision-value",
     "fp16-on-bf16-capable-gpu",
-    # A Gaudi project's configs (precisionlint.checks._accelerator reads the project's name from its pin files).
-    "bf16-unsupported-gpu", "tf32-unsupported-gpu", "fp8-unsupported-gpu",
+    # Every rule that needs target GPUs: a Gaudi project's configs (precisionlint.checks._accelerator reads the
+    # project's name from its pin files).
+    "bf16-unsupported-gpu", "tf32-unsupported-gpu", "fp8-unsupported-gpu", "tf32-not-enabled",
 })
 _LINKABLE = ("json", "yaml", "toml", "shell")
 _SCRIPTS = ("python", "notebook")
