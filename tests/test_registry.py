@@ -1,4 +1,4 @@
-"""The registry lists rules from their modules' source text; importing each module must agree with it."""
+"""The registry lists rules from the generated catalog; importing each module must agree with it."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import sys
 from precisionlint.checks import all_rules
 
 
-def test_scanned_metadata_equals_the_module_constants() -> None:
+def test_catalog_metadata_equals_the_module_constants() -> None:
     for rule in all_rules():
         if rule.module is None:
             continue
@@ -19,6 +19,7 @@ def test_scanned_metadata_equals_the_module_constants() -> None:
             module.CODE, module.NAME, module.SEVERITY, module.SUMMARY, module.TARGET), rule.module
         assert rule.needs_gpu == getattr(module, "NEEDS_GPU", False)
         assert rule.fixable == getattr(module, "FIXABLE", False)
+        assert rule.needs_project == getattr(module, "NEEDS_PROJECT", False)
         assert rule.func is module.check
         assert rule.doc == (module.__doc__ or "").strip() and "## What it does" in rule.doc
 
@@ -58,7 +59,7 @@ def test_every_rule_says_what_it_reads_in_known_words() -> None:
         assert len(set(rule.reads)) == len(rule.reads), rule.name
         if rule.module is not None:
             module = importlib.import_module(f"precisionlint.checks.{rule.module}")
-            assert ", ".join(rule.reads) == module.READS, rule.module  # the scanned text equals the constant
+            assert ", ".join(rule.reads) == module.READS, rule.module  # the catalog equals the constant
         if rule.target == "script":
             assert "torch" in rule.reads, rule.name  # script rules read the training-step model of PyTorch code
 
@@ -73,56 +74,3 @@ def test_unknown_precision_value_reads_every_framework_with_a_value_list() -> No
     with_values = {module.NAME for module in ALL_FRAMEWORKS if module.VOCABULARIES}
     assert set(rule.reads) == with_values
     assert f"({len(with_values)} frameworks)" in rule.summary
-
-
-def _write_rule(folder, name: str, summary: str) -> None:
-    import os
-
-    path = folder / f"{name}.py"
-    path.write_text(
-        f'CODE = "PL9{len(name)}"\nNAME = "{name}"\nSEVERITY = Severity.WARNING\nSUMMARY = "{summary}"\n'
-        'TARGET = "settings"\nREADS = "torch"\n'
-    )
-    os.utime(path, ns=(1_000_000_123, 1_000_000_123))  # an old modification time, not a whole second
-
-
-def _settle() -> None:
-    import time
-
-    from precisionlint.cache import RACY_SECONDS
-
-    time.sleep(RACY_SECONDS + 0.05)  # the change time cannot be set back: wait until a later write would move it
-
-
-def test_scanned_metadata_is_kept_and_never_served_after_a_rule_file_changes(tmp_path) -> None:
-    """The metadata scanned from the rule sources is stored beside the bytecode; an edit that keeps the size and
-    puts the modification time back, an added rule file and a removed one are each seen by the next run."""
-    import os
-
-    from precisionlint.checks import _REGISTRY_CACHE, _scanned_metadata
-
-    _write_rule(tmp_path, "alpha", "first text")
-    _settle()
-    assert _scanned_metadata(str(tmp_path))["alpha"]["SUMMARY"] == "first text"
-    stored = tmp_path / "__pycache__" / _REGISTRY_CACHE
-    assert stored.is_file()
-    written = stored.stat().st_mtime_ns
-    assert _scanned_metadata(str(tmp_path))["alpha"]["SUMMARY"] == "first text"
-    assert stored.stat().st_mtime_ns == written  # served from the table, not written again
-
-    _write_rule(tmp_path, "alpha", "other text")  # same size, same modification time: only ctime moves
-    assert _scanned_metadata(str(tmp_path))["alpha"]["SUMMARY"] == "other text"
-
-    _write_rule(tmp_path, "beta", "added")
-    assert set(_scanned_metadata(str(tmp_path))) == {"alpha", "beta"}
-    os.unlink(tmp_path / "beta.py")
-    assert set(_scanned_metadata(str(tmp_path))) == {"alpha"}
-
-
-def test_a_rule_file_written_just_now_is_scanned_but_not_recorded(tmp_path) -> None:
-    from precisionlint.checks import _REGISTRY_CACHE, _scanned_metadata
-
-    (tmp_path / "gamma.py").write_text(
-        'CODE = "PL901"\nNAME = "gamma"\nSEVERITY = Severity.INFO\nSUMMARY = "s"\nTARGET = "script"\n')
-    assert _scanned_metadata(str(tmp_path))["gamma"]["NAME"] == "gamma"
-    assert not (tmp_path / "__pycache__" / _REGISTRY_CACHE).exists()  # a same-tick rewrite could hide from stat

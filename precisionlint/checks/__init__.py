@@ -15,15 +15,18 @@ and these module-level names:
                                          # (precisionlint/frameworks) and the words of READ_KINDS
     def check(ctx: CheckContext) -> Iterable[Finding]: ...
 
-Rules are discovered by listing this package, so adding a rule is adding a module.
-Modules whose name starts with "_" are helpers, not rules.
+    NEEDS_PROJECT = False                # True: its findings read the project around the file (pins, linked
+                                         # files, the accelerator it targets): results are cached per project
+    FIXABLE = False                      # True: it offers fixes
+
+Adding a rule is adding a module and running `python -m precisionlint.checks.make_catalog`, which copies the
+declarations into catalog.py so that listing the rules imports no rule module (tests/test_catalog.py fails until
+the catalog is in step). Modules whose name starts with "_" are helpers, not rules.
 """
 
 from __future__ import annotations
 
 import importlib
-import os
-import re
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
@@ -39,8 +42,8 @@ class Rule:
     """A rule's identity and metadata. Rules of this package know only their module's name until they run
     or their documentation is asked for: a `check` of a TOML file does not import the script rules."""
 
-    __slots__ = ("code", "name", "severity", "summary", "target", "needs_gpu", "fixable", "module", "reads", "_doc",
-                 "_func")
+    __slots__ = ("code", "name", "severity", "summary", "target", "needs_gpu", "fixable", "module", "reads",
+                 "needs_project", "_doc", "_func")
 
     def __init__(
         self,
@@ -55,6 +58,7 @@ class Rule:
         func: Callable[[CheckContext], Iterable[Finding]] | None,
         module: str | None = None,
         reads: tuple[str, ...] = (),
+        needs_project: bool = False,
     ) -> None:
         self.code = code
         self.name = name
@@ -65,6 +69,7 @@ class Rule:
         self.fixable = fixable
         self.module = module
         self.reads = reads  # framework names and READ_KINDS words: what the rule looks at
+        self.needs_project = needs_project  # its findings depend on the project around the file (pins, links)
         self._doc = doc
         self._func = func
 
@@ -84,7 +89,7 @@ class Rule:
         # Worker processes import the module themselves; functions and docs do not travel.
         return (self.code, self.name, self.severity, self.summary, self._doc if self.module is None else None,
                 self.target, self.needs_gpu, self.fixable, self._func if self.module is None else None, self.module,
-                self.reads)
+                self.reads, self.needs_project)
 
     def __setstate__(self, state: tuple[object, ...]) -> None:
         self.__init__(*state)  # type: ignore[misc]
@@ -185,144 +190,30 @@ def parse_reads(text: str) -> tuple[str, ...]:
 _RULES: dict[str, Rule] | None = None
 
 
-# The metadata a rule module declares at top level, read from its source text so that listing the rules does
-# not import them (tests/test_registry.py proves the text and the imported module agree for every rule).
-_METADATA = re.compile(
-    r'^(CODE|NAME|SUMMARY|TARGET|READS) = "((?:[^"\\\n]|\\.)*)"$|^SEVERITY = Severity\.(ERROR|WARNING|INFO)$'
-    r"|^(NEEDS_GPU|FIXABLE) = (True|False)$",
-    re.MULTILINE,
-)
-
-
-def _metadata(path: str) -> dict[str, Any] | None:
-    try:
-        with open(path, encoding="utf-8") as handle:
-            text = handle.read()
-    except OSError:
-        return None
-    found: dict[str, Any] = {"NEEDS_GPU": False, "FIXABLE": False}
-    for match in _METADATA.finditer(text):
-        if match.group(1):
-            if "\\" in match.group(2):
-                return None  # an escape sequence: let the import read it
-            found[match.group(1)] = match.group(2)
-        elif match.group(3):
-            found["SEVERITY"] = Severity[match.group(3)]
-        else:
-            found[match.group(4)] = match.group(5) == "True"
-    required = ("CODE", "NAME", "SUMMARY", "TARGET", "SEVERITY")
-    return found if all(key in found for key in required) else None
-
-
-# The scanned metadata is kept in the package's __pycache__ beside the bytecode, keyed (as Python keys a .pyc,
-# and more strictly) on each rule file's name, size, modification and change times in nanoseconds and inode:
-# reading 34 sources with a regular expression on every run costs a one-file check a few milliseconds, one
-# scandir with a stat per file well under one. Any edit, added, removed or renamed rule file changes the key and
-# the sources are scanned again; a file written too recently for its stat to show a later write (racy git, see
-# precisionlint.cache.settled) is scanned but not recorded, and a rule whose metadata needed an import (its
-# values may be computed from other modules) is never recorded. It is data, not bytecode: it is written even
-# under PYTHONDONTWRITEBYTECODE (as the result cache is), and a read-only installation just scans every time.
-_REGISTRY_CACHE = "rule-metadata.json"
-_REGISTRY_FORMAT = 1
-
-
-def _rule_files(folder: str) -> list[tuple[str, os.stat_result]] | None:
-    try:
-        with os.scandir(folder) as entries:
-            found = [(entry.name[:-3], entry.stat()) for entry in entries
-                     if entry.name.endswith(".py") and not entry.name.startswith("_")]
-    except OSError:
-        return None
-    return sorted(found, key=lambda item: item[0])
-
-
-def _files_key(files: list[tuple[str, os.stat_result]]) -> list[list[Any]]:
-    return [[name, info.st_size, info.st_mtime_ns, info.st_ctime_ns, info.st_ino] for name, info in files]
-
-
-def _cached_metadata(folder: str, key: list[list[Any]]) -> dict[str, dict[str, Any]] | None:
-    import json
-
-    try:
-        with open(os.path.join(folder, "__pycache__", _REGISTRY_CACHE), encoding="utf-8") as handle:
-            stored = json.load(handle)
-    except (OSError, ValueError):
-        return None
-    if not isinstance(stored, dict) or stored.get("format") != _REGISTRY_FORMAT or stored.get("files") != key:
-        return None
-    rules = stored.get("rules")
-    return rules if isinstance(rules, dict) else None
-
-
-def _store_metadata(folder: str, files: list[tuple[str, os.stat_result]], key: list[list[Any]],
-                    scanned: dict[str, dict[str, Any]]) -> None:
-    import json
-    import time
-    from pathlib import Path
-
-    from precisionlint.cache import USES_INDEX, _replace, settled
-
-    if not USES_INDEX:
-        return  # no trustworthy change time (Windows)
-    now = time.time_ns()
-    if len(scanned) != len(files) or not all(settled(info, now) for _, info in files):
-        return
-    rows = {name: {**meta, "SEVERITY": meta["SEVERITY"].name} for name, meta in scanned.items()}
-    body = json.dumps({"format": _REGISTRY_FORMAT, "files": key, "rules": rows}, sort_keys=True)
-    cache_folder = os.path.join(folder, "__pycache__")
-    try:
-        os.makedirs(cache_folder, exist_ok=True)
-        _replace(Path(cache_folder) / _REGISTRY_CACHE, body.encode("utf-8"))
-    except OSError:
-        pass  # a read-only installation: scan again next time
-
-
-def _scanned_metadata(folder: str) -> dict[str, dict[str, Any] | None]:
-    """Each rule module's metadata as its source text declares it (None: it must be imported to be known)."""
-    files = _rule_files(folder)
-    if files is None:
-        return {}
-    key = _files_key(files)
-    cached = _cached_metadata(folder, key)
-    if cached is not None and set(cached) == {name for name, _ in files}:
-        try:
-            return {name: {**meta, "SEVERITY": Severity[meta["SEVERITY"]]} for name, meta in cached.items()}
-        except (KeyError, TypeError):
-            pass  # not a table this code wrote: scan
-    found: dict[str, dict[str, Any] | None] = {name: _metadata(os.path.join(folder, f"{name}.py")) for name, _ in files}
-    scanned = {name: meta for name, meta in found.items() if meta is not None}
-    _store_metadata(folder, files, key, scanned)
-    return found
-
-
 def _load() -> dict[str, Rule]:
+    """The rules the generated catalog lists (precisionlint/checks/make_catalog.py writes it from each module's
+    declarations; tests/test_catalog.py keeps the two in step), without importing any rule module."""
+    from precisionlint.checks.catalog import ROWS
+
     rules: dict[str, Rule] = {}
-    # The package directory, listed directly: pkgutil.iter_modules would import inspect, a sizeable part of
-    # a one-file check's start-up.
-    folder = __path__[0]
-    for name, meta in _scanned_metadata(folder).items():
-        if meta is None:  # written some other way (or no source installed): import it to find out
-            module = _module(name)
-            meta = {key: getattr(module, key) for key in ("CODE", "NAME", "SUMMARY", "TARGET", "SEVERITY")}
-            meta["NEEDS_GPU"] = getattr(module, "NEEDS_GPU", False)
-            meta["FIXABLE"] = getattr(module, "FIXABLE", False)
-            meta["READS"] = getattr(module, "READS", "")
+    for module, code, name, severity, summary, target, reads, needs_gpu, needs_project, fixable in ROWS:
         rule = Rule(
-            code=meta["CODE"],
-            name=meta["NAME"],
-            severity=meta["SEVERITY"],
-            summary=meta["SUMMARY"],
+            code=code,
+            name=name,
+            severity=Severity[severity],
+            summary=summary,
             doc=None,
-            target=meta["TARGET"],
-            needs_gpu=meta["NEEDS_GPU"],
-            fixable=meta["FIXABLE"],
+            target=target,
+            needs_gpu=needs_gpu,
+            fixable=fixable,
             func=None,
-            module=name,
-            reads=parse_reads(meta.get("READS", "")),
+            module=module,
+            reads=parse_reads(reads),
+            needs_project=needs_project,
         )
         for other in rules.values():
             if other.code == rule.code or other.name == rule.name:
-                raise RuntimeError(f"duplicate rule {rule.code} {rule.name} in {name}")
+                raise RuntimeError(f"duplicate rule {rule.code} {rule.name} in {module}")
         rules[rule.code] = rule
     return dict(sorted(rules.items()))
 

@@ -75,6 +75,7 @@ SEVERITY = Severity.ERROR
 SUMMARY = "Files read together disagree on precision (TrainingArguments, Accelerate or Lightning vs DeepSpeed)."
 TARGET = "settings"
 READS = "hf, deepspeed, accelerate, lightning, launchers, torch"
+NEEDS_PROJECT = True  # reads the project around the file: pins, linked files or the accelerator it targets
 
 _HF_FLAGS = {"fp16": ("fp16", "fp16_full_eval"), "bf16": ("bf16", "bf16_full_eval")}
 

@@ -76,6 +76,7 @@ SEVERITY = Severity.WARNING
 SUMMARY = "torch.cuda.amp / torch.cpu.amp APIs are deprecated (FutureWarning): use torch.amp."
 TARGET = "script"
 READS = "torch, pins"
+NEEDS_PROJECT = True  # reads the project around the file: pins, linked files or the accelerator it targets
 FIXABLE = True
 
 

@@ -53,6 +53,7 @@ SEVERITY = Severity.WARNING
 SUMMARY = "dtype chosen by torch.cuda.is_bf16_supported(), which counts emulated bf16 (V100, T4) since torch 2.3."
 TARGET = "script"
 READS = "torch"
+NEEDS_PROJECT = True  # reads the project around the file: pins, linked files or the accelerator it targets
 NEEDS_GPU = True
 FIXABLE = True
 

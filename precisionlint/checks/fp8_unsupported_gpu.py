@@ -61,6 +61,7 @@ SEVERITY = Severity.ERROR
 SUMMARY = "FP8 training on a GPU without FP8 tensor cores (below compute capability 8.9)."
 TARGET = "settings"
 READS = "any-framework"
+NEEDS_PROJECT = True  # reads the project around the file: pins, linked files or the accelerator it targets
 NEEDS_GPU = True
 
 

@@ -85,6 +85,7 @@ SEVERITY = Severity.ERROR
 SUMMARY = "A precision value or API that the project's pinned framework version rejects."
 TARGET = "settings"
 READS = "lightning, hf, torch, pins"
+NEEDS_PROJECT = True  # reads the project around the file: pins, linked files or the accelerator it targets
 FIXABLE = True
 
 # Lightning 2.x spellings and the 1.x value that means the same (None: no 1.x equivalent).

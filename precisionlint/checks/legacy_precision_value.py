@@ -64,6 +64,7 @@ SEVERITY = Severity.WARNING
 SUMMARY = "A Lightning 1.x precision spelling; write the 2.x value (Lightning only)."
 TARGET = "settings"
 READS = "lightning, pins"
+NEEDS_PROJECT = True  # reads the project around the file: pins, linked files or the accelerator it targets
 FIXABLE = True
 
 

@@ -65,6 +65,7 @@ SEVERITY = Severity.INFO
 SUMMARY = "float32 training on a GPU with fast TF32 and no TF32 setting anywhere: decide 'high' or 'highest'."
 TARGET = "settings"
 READS = "any-framework"
+NEEDS_PROJECT = True  # reads the project around the file: pins, linked files or the accelerator it targets
 NEEDS_GPU = True
 
 MIN_TF32_SPEEDUP = 1.5  # datasheet TF32 / float32 rate below which TF32 is not worth a finding

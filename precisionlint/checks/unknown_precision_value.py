@@ -88,6 +88,7 @@ SEVERITY = Severity.ERROR
 SUMMARY = "A precision value its reader rejects at start-up, in that framework's words (11 frameworks)."
 TARGET = "settings"
 READS = "lightning, nemo, accelerate, composer, speechbrain, neox, torchtune, mmengine, axolotl, detectron2, fairseq"
+NEEDS_PROJECT = True  # reads the project around the file: pins, linked files or the accelerator it targets
 FIXABLE = True
 
 

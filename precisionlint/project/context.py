@@ -29,15 +29,6 @@ if TYPE_CHECKING:
     from precisionlint.checks import Rule
     from precisionlint.engine import SourceFile
 
-# Rules whose findings (or fix safety) read the project: pins or files linked from the checked one.
-PROJECT_RULES = frozenset({
-    "framework-version-mismatch", "cross-file-precision-conflict", "deprecated-amp-api", "emulated-bf16-selection",
-    "legacy-precision-value", "autocast-around-deepspeed-engine", "unknown-precision-value",
-    "fp16-on-bf16-capable-gpu",
-    # Every rule that needs target GPUs: a Gaudi project's configs (precisionlint.checks._accelerator reads the
-    # project's name from its pin files).
-    "bf16-unsupported-gpu", "tf32-unsupported-gpu", "fp8-unsupported-gpu", "tf32-not-enabled",
-})
 _LINKABLE = ("json", "yaml", "toml", "shell")
 _SCRIPTS = ("python", "notebook")
 
@@ -124,7 +115,7 @@ def names_other_files(fmt: str, data: bytes) -> bool:
 
 
 def context_function(sources: Sequence[SourceFile], rules: Sequence[Rule]) -> ProjectContext | None:
-    if not any(rule.name in PROJECT_RULES for rule in rules):
+    if not any(rule.needs_project for rule in rules):
         return None
     return ProjectContext(sources)
 
