@@ -221,79 +221,47 @@ def _ruamel_table() -> tuple[Any, Any, str]:
     return resolver, table, default
 
 
-def _kept(folder: Path) -> Any:
-    """The resolver read back from a table kept in `folder` for the installed ruamel."""
-    import ruamel.yaml.resolver
+def test_the_copied_table_is_in_step_with_the_installed_ruamel() -> None:
+    """yaml_scalar_table.py is ruamel's table as make_yaml_scalar_table copies it; when this fails after a ruamel
+    upgrade, run `python -m precisionlint.sources.make_yaml_scalar_table`."""
+    from precisionlint.sources import make_yaml_scalar_table, yaml_scalar_table
 
-    path = yaml_check._resolver_file()
-    assert path is not None and Path(path).resolve() == Path(ruamel.yaml.resolver.__file__).resolve()
-    keyed = yaml_check._resolver_key(path)
-    assert keyed is not None
-    _, table, default = _ruamel_table()
-    cache = str(folder / "table.json")
-    yaml_check._store_table(cache, keyed[0], keyed[1], table, default)
-    assert Path(cache).is_file()
-    resolve = yaml_check._cached_table(cache, keyed[0])
-    assert resolve is not None
-    return resolve
+    rows, default, _ = make_yaml_scalar_table.installed_table()
+    assert (yaml_scalar_table.TABLE, yaml_scalar_table.DEFAULT) == (rows, default), (
+        "run `python -m precisionlint.sources.make_yaml_scalar_table`")
 
 
-_KEPT: list[Any] = []  # the kept table's resolver, made once for all examples
+_COPIED: list[Any] = []  # the copied table's resolver, made once for all examples
 
 
 @settings(max_examples=1500, deadline=None)
 @given(st.text(alphabet="0123456789+-._:eExXoObBaflsnrtuyTFNYL~ <=!&*", max_size=12))
-def test_the_kept_table_gives_ruamels_tags(tmp_path_factory: pytest.TempPathFactory, text: str) -> None:
+def test_the_copied_table_gives_ruamels_tags(text: str) -> None:
     from ruamel.yaml.nodes import ScalarNode
 
-    if not _KEPT:
-        _KEPT.append(_kept(tmp_path_factory.mktemp("kept")))
+    if not _COPIED:
+        _COPIED.append(yaml_check._copied_table())
     resolver, _, _ = _ruamel_table()
-    assert _KEPT[0](text) == str(resolver.resolve(ScalarNode, text, (True, False)))
+    assert _COPIED[0](text) == str(resolver.resolve(ScalarNode, text, (True, False)))
 
 
+def test_the_resolver_digest_reads_only_a_regular_file_of_sensible_size(tmp_path: Path) -> None:
+    import os
 
-def test_a_table_kept_for_another_resolver_file_is_not_read(tmp_path: Path) -> None:
-    path = yaml_check._resolver_file()
-    assert path is not None
-    keyed = yaml_check._resolver_key(path)
-    assert keyed is not None
-    _, table, default = _ruamel_table()
-    cache = str(tmp_path / "table.json")
-    yaml_check._store_table(cache, keyed[0], keyed[1], table, default)
-    assert yaml_check._cached_table(cache, keyed[0]) is not None
-    key = keyed[0]
-    for changed in ([key[0] + "x", *key[1:]], [key[0], key[1] + 1, *key[2:]], [*key[:2], key[2] + 1, *key[3:]],
-                    [*key[:3], key[3] + 1, key[4]], [*key[:4], key[4] + 1]):
-        assert yaml_check._cached_table(cache, changed) is None
-
-
-@pytest.mark.parametrize("damage", ["", "{", "[]", '{"format": 1}', "null", "\x00\x01",
-                                    "table-with-a-bad-pattern", "table-with-a-number-tag", "table-rows-of-two"])
-def test_a_damaged_table_is_ignored(tmp_path: Path, damage: str) -> None:
-    import json
-
-    path = yaml_check._resolver_file()
-    assert path is not None
-    keyed = yaml_check._resolver_key(path)
-    assert keyed is not None
-    cache = tmp_path / "table.json"
-    rows = {"1": [["tag:yaml.org,2002:int", "^[0-9]+$", 32]]}
-    if damage == "table-with-a-bad-pattern":
-        rows = {"1": [["tag:yaml.org,2002:int", "^[0-9+$", 32]]}
-    elif damage == "table-with-a-number-tag":
-        rows = {"1": [[7, "^[0-9]+$", 32]]}  # type: ignore[list-item]
-    elif damage == "table-rows-of-two":
-        rows = {"1": [["tag:yaml.org,2002:int", "^[0-9]+$"]]}  # type: ignore[list-item]
-    if damage.startswith("table"):
-        damage = json.dumps({"format": yaml_check._TABLE_FORMAT, "resolver": keyed[0],
-                             "default": "tag:yaml.org,2002:str", "table": rows})
-    cache.write_text(damage)
-    assert yaml_check._cached_table(str(cache), keyed[0]) is None
+    small = tmp_path / "resolver.py"
+    small.write_bytes(b"x = 1\n")
+    assert yaml_check.resolver_digest(str(small)) == f"6:{__import__('zlib').crc32(b'x = 1' + bytes([10])):08x}"
+    big = tmp_path / "big.py"
+    big.write_bytes(b"#" * (yaml_check._RESOLVER_READ_LIMIT + 1))
+    assert yaml_check.resolver_digest(str(big)) is None
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    assert yaml_check.resolver_digest(str(fifo)) is None  # opened without blocking, then refused
+    assert yaml_check.resolver_digest(str(tmp_path / "missing.py")) is None
 
 
 # A check in a fresh interpreter that reports whether it imported ruamel, with a copy of the installed ruamel.yaml
-# first on the path: the kept table is then keyed on that copy's resolver.py, which the test may change.
+# first on the path: the copied table is used only for a resolver.py it was made from.
 _CHECK_PROBE = r"""
 import atexit, sys
 out = sys.argv[1]
@@ -307,16 +275,13 @@ main()
 """
 
 
-def test_a_check_imports_ruamel_only_until_its_table_is_kept(tmp_path: Path) -> None:
+def test_a_check_imports_ruamel_only_for_a_resolver_the_table_was_not_copied_from(tmp_path: Path) -> None:
     import os
     import shutil
     import subprocess
     import sys
-    import time
 
     import ruamel.yaml
-
-    from precisionlint.cache import RACY_SECONDS
 
     site = tmp_path / "site"
     shutil.copytree(Path(ruamel.yaml.__file__).parent, site / "ruamel" / "yaml",
@@ -327,7 +292,7 @@ def test_a_check_imports_ruamel_only_until_its_table_is_kept(tmp_path: Path) -> 
     (project / "lightning.yaml").write_text("trainer:\n  precision: 16\n  _target_: lightning.pytorch.Trainer\n"
                                             "  max_steps: 1_000\n  devices: [0, 1]\n  enable_progress_bar: yes\n")
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(site), str(ROOT)])}
-    kept = Path(yaml_check._table_cache_path(str(resolver)))
+    package_files = sorted(str(path) for path in (ROOT / "precisionlint").rglob("*.json"))
 
     def check() -> tuple[str, bool]:
         marker = tmp_path / "imported"
@@ -338,21 +303,11 @@ def test_a_check_imports_ruamel_only_until_its_table_is_kept(tmp_path: Path) -> 
         assert done.returncode == 1, done.stdout + done.stderr
         return done.stdout, marker.read_text() == "ruamel"
 
-    try:
-        time.sleep(RACY_SECONDS + 0.05)  # the copy is old enough for its stat to show a later write
-        first, imported = check()
-        assert imported and kept.is_file()  # asked ruamel, and kept its table
-        again, imported = check()
-        assert not imported and again == first  # the kept table, with the same findings
-        resolver.write_text(resolver.read_text() + "\n# another release\n")
-        changed, imported = check()
-        assert imported and changed == first  # another resolver: asked ruamel again
-        time.sleep(RACY_SECONDS + 0.05)
-        check()  # keeps the table of the changed resolver
-        kept.write_text('{"format": 1, "resolver": [')  # a torn file
-        damaged, imported = check()
-        assert imported and damaged == first
-        last, imported = check()
-        assert not imported and last == first  # rewritten whole
-    finally:
-        kept.unlink(missing_ok=True)
+    first, imported = check()
+    assert not imported  # the installed ruamel's resolver is one the table was copied from
+    resolver.write_text(resolver.read_text() + "\n# another release\n")
+    changed, imported = check()
+    assert imported and changed == first  # another resolver: asked ruamel itself, same findings
+    again, imported = check()
+    assert imported and again == first  # and nothing was kept for it: it is asked again
+    assert sorted(str(path) for path in (ROOT / "precisionlint").rglob("*.json")) == package_files

@@ -20,7 +20,7 @@ both paths give the same results, and 420 of them now take this one (SpeechBrain
 tests/test_yaml_check.py compares both paths on every YAML file of the rule cases.
 
 ruamel itself is imported only when a file needs the round-trip path: the resolver's table is read from it once
-per installed ruamel and kept beside this module's bytecode (_scalar_resolver says how), since importing
+per ruamel release and copied into yaml_scalar_table.py (_scalar_resolver says how), since importing
 ruamel.yaml costs every worker of a check about 12 ms.
 """
 
@@ -184,15 +184,13 @@ def _table_resolver(resolver: Any, scalar: type) -> tuple[Resolve, Table | None,
     return (by_table, table, default) if agrees else (by_call, None, "")
 
 
-# The table, once ruamel's own resolver agreed with it, is kept in this package's __pycache__ (as the rule
-# registry keeps its metadata: precisionlint/checks/__init__.py), so that a run whose YAML needs no round-trip
-# never imports ruamel. It is keyed on the exact resolver.py that `import ruamel.yaml` finds (its path, size,
-# modification and change times in nanoseconds and inode), found without importing it: any other ruamel, an
-# upgrade or an edit changes the key and ruamel is asked again. One file per resolver path, so environments that
-# share this source do not overwrite each other's. A damaged or foreign file is ignored; a read-only installation
-# (or one under PYTHONDONTWRITEBYTECODE, which does not govern this data) just asks ruamel on every run.
-_TABLE_CACHE = "yaml-scalar-table"
-_TABLE_FORMAT = 1
+# ruamel's table, once its own resolver agreed with it, is copied into yaml_scalar_table.py by
+# make_yaml_scalar_table.py (tests/test_yaml_check.py keeps the copy in step with the installed ruamel), with the
+# size and CRC-32 of each ruamel resolver.py it was read from. A run whose YAML needs no round-trip then never
+# imports ruamel: it reads the resolver.py that `import ruamel.yaml` would load (found without importing it) and
+# uses the copy only when that file is one the copy was made from; any other ruamel is asked itself. Nothing is
+# written at run time: an installed package is never modified.
+_RESOLVER_READ_LIMIT = 1 << 20  # ruamel's resolver.py is about 15 kB; a larger one is not one the copy knows
 
 
 def _resolver_file() -> str | None:
@@ -211,82 +209,52 @@ def _resolver_file() -> str | None:
     return None
 
 
-def _resolver_key(path: str) -> tuple[list[Any], os.stat_result] | None:
-    try:
-        info = os.stat(path)
-    except OSError:
-        return None
-    return [path, info.st_size, info.st_mtime_ns, info.st_ctime_ns, info.st_ino], info
-
-
-def _table_cache_path(resolver_path: str, folder: str | None = None) -> str:
+def resolver_digest(path: str) -> str | None:
+    """`size:crc32` of a resolver.py, or None when it cannot be read as a regular file of sensible size."""
+    import stat
     import zlib
 
-    name = f"{_TABLE_CACHE}-{zlib.crc32(resolver_path.encode('utf-8', 'surrogatepass')):08x}.json"
-    return os.path.join(folder if folder is not None else os.path.dirname(__file__), "__pycache__", name)
-
-
-def _cached_table(cache_path: str, key: list[Any]) -> Resolve | None:
-    import json
-
     try:
-        with open(cache_path, encoding="utf-8") as handle:
-            stored = json.load(handle)
-        if not isinstance(stored, dict) or stored.get("format") != _TABLE_FORMAT or stored.get("resolver") != key:
-            return None
-        default = stored["default"]
-        table: Table = {}
-        for first, rows in stored["table"].items():
-            table[first] = [(tag, re.compile(pattern, flags)) for tag, pattern, flags in rows]
-    except (OSError, ValueError, TypeError, KeyError, AttributeError, re.error):
-        return None
-    if not isinstance(default, str) or not all(isinstance(tag, str) for rows in table.values() for tag, _ in rows):
-        return None
-    return _lookup(table, default)
-
-
-def _store_table(cache_path: str, key: list[Any], info: os.stat_result, table: Table, default: str) -> None:
-    import json
-    import time
-    from pathlib import Path
-
-    from precisionlint.cache import USES_INDEX, _replace, settled
-
-    if not USES_INDEX or not settled(info, time.time_ns()):
-        return  # no trustworthy change time (Windows), or a resolver written too recently to tell a later write
-    try:
-        rows = {first: [[tag, pattern.pattern, pattern.flags] for tag, pattern in found]
-                for first, found in table.items()}
-        body = json.dumps({"format": _TABLE_FORMAT, "resolver": key, "default": default, "table": rows},
-                          sort_keys=True)
-    except (AttributeError, TypeError, ValueError):
-        return  # patterns this code cannot write down
-    try:
-        os.makedirs(os.path.dirname(cache_path), exist_ok=True)
-        _replace(Path(cache_path), body.encode("utf-8"))
+        # Not blocking: a FIFO in the resolver's place must not hang the run (it is refused below).
+        descriptor = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
     except OSError:
-        pass  # a read-only installation: ask ruamel again next time
+        return None
+    try:
+        if not stat.S_ISREG(os.fstat(descriptor).st_mode):
+            return None
+        with os.fdopen(descriptor, "rb", closefd=False) as handle:
+            data = handle.read(_RESOLVER_READ_LIMIT + 1)
+    except OSError:
+        return None
+    finally:
+        os.close(descriptor)
+    if len(data) > _RESOLVER_READ_LIMIT:
+        return None
+    return f"{len(data)}:{zlib.crc32(data):08x}"
 
 
-def _scalar_resolver(folder: str | None = None) -> Resolve:
-    """ruamel's implicit tag of a plain scalar text: from the kept table when it was made from this very
-    resolver, else from ruamel (imported here), keeping its table for the next runs. `folder`: where the cache
-    lives (this package's folder)."""
-    located = None if "ruamel.yaml.resolver" in sys.modules else _resolver_file()  # imported: no need to save
-    keyed = _resolver_key(located) if located is not None else None
-    cache_path = _table_cache_path(located, folder) if located is not None else ""
-    if keyed is not None:
-        cached = _cached_table(cache_path, keyed[0])
-        if cached is not None:
-            return cached
+def _copied_table() -> Resolve:
+    from precisionlint.sources import yaml_scalar_table
+
+    table: Table = {first: [(tag, re.compile(pattern, flags)) for tag, pattern, flags in rows]
+                    for first, rows in yaml_scalar_table.TABLE.items()}
+    return _lookup(table, yaml_scalar_table.DEFAULT)
+
+
+def _scalar_resolver() -> Resolve:
+    """ruamel's implicit tag of a plain scalar text: from the copied table when the installed ruamel is one it
+    was copied from, else from ruamel itself (imported here)."""
+    if "ruamel.yaml.resolver" not in sys.modules:
+        located = _resolver_file()
+        if located is not None:
+            from precisionlint.sources import yaml_scalar_table
+
+            if resolver_digest(located) in yaml_scalar_table.RESOLVER_DIGESTS:
+                return _copied_table()
     from ruamel.yaml import resolver as ruamel_resolver
     from ruamel.yaml.nodes import ScalarNode
 
-    resolve, table, default = _table_resolver(ruamel_resolver.VersionedResolver(), ScalarNode)
-    if table is not None and keyed is not None and located is not None \
-            and os.path.realpath(ruamel_resolver.__file__ or "") == os.path.realpath(located):
-        _store_table(cache_path, keyed[0], keyed[1], table, default)
-    return resolve
+    return _table_resolver(ruamel_resolver.VersionedResolver(), ScalarNode)[0]
 
 
 def load(path: str, text: str, limits: Limits) -> Document:
