@@ -20,6 +20,11 @@ TITLE = "Transformers TrainingArguments"
 SHORT = "Transformers"  # in `precisionlint rules`, where the list is of frameworks
 HALF_PRECISION_BACKEND = ("auto", "apex", "cpu_amp")
 VOCABULARIES: dict[str, Any] = {}
+# The classes that take TrainingArguments' precision flags and its `deepspeed=` config path: Transformers' own and
+# TRL's trainer configs, which subclass TrainingArguments. The one list every reader of these calls uses
+# (frameworks.python_calls for the flags, project.links for the DeepSpeed link, the engine's gate).
+ARGUMENT_CLASSES = ("TrainingArguments", "Seq2SeqTrainingArguments", "SFTConfig", "DPOConfig", "GRPOConfig",
+                    "ORPOConfig", "KTOConfig", "RewardConfig", "PPOConfig", "CPOConfig")
 
 ROWS = tuple(
     Row(NAME, (key,), key)

@@ -11,7 +11,7 @@ import ast
 import re
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from precisionlint.frameworks import mmengine
+from precisionlint.frameworks import hf, mmengine
 from precisionlint.model import UNRESOLVED, Confidence, Document, Setting
 
 if TYPE_CHECKING:
@@ -32,8 +32,7 @@ CALLS = (
     # The 1.x Trainer's apex switches (Fabric never had them): removed from the Trainer in Lightning 2.0.
     Call(("lightning", "pytorch_lightning"), ("Trainer",), "lightning",
          {"amp_backend": "amp_backend", "amp_level": "amp_level"}),
-    Call(("transformers", "trl"), ("TrainingArguments", "Seq2SeqTrainingArguments", "SFTConfig", "DPOConfig",
-                                   "GRPOConfig", "ORPOConfig", "KTOConfig", "RewardConfig", "PPOConfig"), "hf",
+    Call(("transformers", "trl"), hf.ARGUMENT_CLASSES, "hf",
          {key: key for key in ("fp16", "bf16", "tf32", "fp16_full_eval", "bf16_full_eval",
                                "half_precision_backend", "fp16_backend", "fp16_opt_level")}),
     Call(("accelerate",), ("Accelerator",), "accelerate", {"mixed_precision": "mixed_precision"}),

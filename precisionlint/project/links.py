@@ -21,6 +21,7 @@ import os
 from collections.abc import Iterator
 from typing import Any, NamedTuple
 
+from precisionlint.frameworks import hf
 from precisionlint.model import Document, Setting, Span
 from precisionlint.sources.python_index import PythonIndex  # the file's one walk, shared by its passes
 from precisionlint.sources.tree import roots
@@ -31,10 +32,7 @@ DEEPSPEED_NAMES = ("deepspeed", "ds", "DeepSpeed")
 DEEPSPEED_WORDS = r"\b(?:" + "|".join(DEEPSPEED_NAMES) + r")\b"  # a regular expression
 
 # Calls whose `deepspeed=` argument names a DeepSpeed config read by the Hugging Face Trainer.
-HF_ARGUMENT_CLASSES = frozenset({
-    "TrainingArguments", "Seq2SeqTrainingArguments", "SFTConfig", "DPOConfig", "GRPOConfig", "ORPOConfig",
-    "KTOConfig", "RewardConfig", "PPOConfig", "CPOConfig",
-})
+HF_ARGUMENT_CLASSES = frozenset(hf.ARGUMENT_CLASSES)
 
 
 class Link(NamedTuple):
