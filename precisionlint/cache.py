@@ -218,14 +218,17 @@ class ResultCache:
             entry[0] = self.today
             self.changed = True
         self.hits += 1
-        return FileResult(display, findings)
+        return FileResult(display, findings, unread=len(entry) > 2 and bool(entry[2]))
 
     # -- writing -------------------------------------------------------------------------------------------
 
     def put(self, identity: str, result: FileResult) -> None:
         if not cacheable(result) or UNSETTLED in identity:
             return
-        self._load()[identity] = [self.today, [_encode(f) for f in result.findings]]
+        entry: list[Any] = [self.today, [_encode(f) for f in result.findings]]
+        if result.unread:
+            entry.append(1)  # a config no framework reads: the summary counts it on a warm run too
+        self._load()[identity] = entry
         self.changed = True
 
     def save(self) -> None:

@@ -17,7 +17,8 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
-OUTPUT_FORMATS = ("text", "concise", "full", "json", "json-lines", "github", "gitlab", "junit", "sarif")
+OUTPUT_FORMATS = ("text", "concise", "full", "grouped", "json", "json-lines", "github", "gitlab", "junit",
+                  "sarif")
 COLOR_CHOICES = ("auto", "always", "never")
 SEVERITIES = ("error", "warning", "info")
 
@@ -58,15 +59,35 @@ OPTIONS: tuple[Option, ...] = (
            "Lowest severity that makes the run fail (default: warning, or fail-on in the config).",
            choices=SEVERITIES),
     Option(("--exit-zero",), "exit_zero", "flag", "Exit 0 even when there are findings.", default=False),
-    Option(("--config",), "config_file", "value",
-           "A pyproject.toml or precisionlint.toml for every file, instead of each file's nearest configuration.",
-           file_path=True),
+    Option(("--config",), "config_file", "multiple",
+           "A pyproject.toml or precisionlint.toml for every file, instead of each file's nearest configuration; "
+           "or KEY=VALUE (TOML, as in the configuration: --config 'fail-on=\"error\"'), which overrides that key "
+           "of every configuration (repeatable).", default=(), file_path=True),
+    Option(("--exclude",), "exclude", "multiple",
+           "Globs to skip, instead of the configuration's exclude (comma-separated; the built-in skips such as "
+           ".git and virtual environments always hold).", default=()),
+    Option(("--extend-exclude",), "extend_exclude", "multiple",
+           "Globs to skip, in addition to the configuration's exclude (comma-separated).", default=()),
     Option(("--gpu",), "gpus", "multiple",
            "Target GPU: a name, a compute capability (cc8.9, sm_89) or 'auto' for this machine's (repeatable; "
            "every target must be satisfied).", default=()),
     Option(("--fix",), "fix", "flag", "Apply safe fixes in place.", default=False),
+    Option(("--exit-non-zero-on-fix",), "exit_non_zero_on_fix", "flag",
+           "With --fix: exit 1 when a file was fixed, even if no finding remains.", default=False),
+    Option(("--show-fixes",), "show_fixes", "flag", "With --fix: list the fixes applied, per file and rule.",
+           default=False),
+    Option(("--quiet", "-q"), "quiet", "flag",
+           "Print the findings only: no summary, no notes, no progress bar.", default=False),
     Option(("--unsafe-fixes",), "unsafe_fixes", "flag", "With --fix or --diff: include unsafe fixes.", default=False),
     Option(("--diff",), "diff", "flag", "Print a unified diff of the fixes and write nothing.", default=False),
+    Option(("--baseline",), "baseline", "value",
+           "Report only the findings that are not in this file (written by --write-baseline): adopt the tool on "
+           "a large project without fixing everything first.", file_path=True),
+    Option(("--write-baseline",), "write_baseline", "value",
+           "Record today's findings in this file (for --baseline) and exit 0.", file_path=True),
+    Option(("--diff-against",), "diff_against", "value",
+           "Report only the findings on lines changed since this git revision (a branch, tag or commit; "
+           "uncommitted and untracked files count as changed)."),
     Option(("--add-noqa",), "add_noqa", "flag",
            "Add a '# precisionlint: ignore[...]' comment to every line with a finding (to adopt the tool on an "
            "existing project).", default=False),
@@ -342,14 +363,17 @@ def execute(values: dict[str, Any]) -> int:
         raise UsageError("--stdin-filename names the text read from standard input: give '-' as the only path")
     if values["add_noqa"] and (values["fix"] or values["diff"]):
         raise UsageError("--add-noqa cannot be combined with --fix or --diff")
+    if values["exit_zero"] and values["exit_non_zero_on_fix"]:
+        raise UsageError("--exit-zero and --exit-non-zero-on-fix contradict each other: give one")
 
-    explicit = values["config_file"]
+    explicit, adjust = _command_line_settings(values)
     try:
         start = Path(stdin.display).parent if stdin is not None else None
         config = load_config(explicit, start)
     except ConfigError as exc:
         error(str(exc))
         return EXIT_ERROR
+    adjust(config)
     if values.get("show_frameworks"):
         from precisionlint.frameworks.report import show
 
@@ -360,6 +384,7 @@ def execute(values: dict[str, Any]) -> int:
     def settings_for(file_config: Any) -> FileSettings:
         key = id(file_config)
         if key not in cache:
+            adjust(file_config)
             from precisionlint.model import Severity
 
             fail_on = Severity.parse(values["fail_on"]) if values["fail_on"] else file_config.fail_on
@@ -376,11 +401,12 @@ def execute(values: dict[str, Any]) -> int:
         diff=values["diff"],
         force_exclude=values["force_exclude"],
         jobs=values["jobs"],
-        progress=not values["no_progress"],
+        progress=not values["no_progress"] and not values["quiet"],
         cache=not values["no_cache"] and stdin is None,
         settings_for=settings_for,
         stdin=stdin,
         explicit_config=explicit is not None,
+        adjust_config=adjust,
     )
     try:
         if values["show_settings"]:
@@ -396,6 +422,9 @@ def execute(values: dict[str, Any]) -> int:
         return interrupted(exc)
     for message in outcome.errors:
         error(message)
+    narrowed = _narrow(values, outcome, stdin)
+    if narrowed is not None:
+        return narrowed
     if values["add_noqa"]:
         from precisionlint.suppress import add_noqa
 
@@ -421,6 +450,8 @@ def execute(values: dict[str, Any]) -> int:
         return EXIT_ERROR
     if values["exit_zero"]:
         return EXIT_CLEAN
+    if values["exit_non_zero_on_fix"] and values["fix"] and not values["diff"] and outcome.fixed:
+        return EXIT_FINDINGS  # as ruff's: a commit hook that changed files must stop the commit
     if outcome.diff_text is not None:
         return EXIT_FINDINGS if outcome.diff_text else EXIT_CLEAN
     if outcome.failing is not None:
@@ -447,6 +478,8 @@ def _report(values: dict[str, Any], outcome: Any, stdin: Any) -> int | None:
             stream = sys.stderr if not output_file else stream
         if outcome.diff_text is not None:
             stream.write(outcome.diff_text)
+            if not values["quiet"]:
+                _diff_note(values, outcome)
         else:
             output_format = values["output_format"]
             color = output_format in ("text", "concise", "full") and use_color(values, stream)
@@ -455,12 +488,141 @@ def _report(values: dict[str, Any], outcome: Any, stdin: Any) -> int | None:
             sources = {stdin.display: stdin.data.decode("utf-8", "replace")} if stdin is not None else None
             render(output_format, outcome.findings, stream, rules=outcome.rules_for_output, color=color,
                    fixed=outcome.fixed, files=outcome.files_checked, errors=len(outcome.errors),
-                   statistics=values["statistics"], sources=sources)
+                   statistics=values["statistics"], sources=sources, unread=outcome.unread,
+                   unsafe_fixes=values["unsafe_fixes"], summary=not values["quiet"],
+                   show_fixes=values["show_fixes"], fixes_applied=outcome.fixes_applied, notes=outcome.notes)
         stream.flush()
     finally:
         if output_file:
             stream.close()
     return None
+
+
+def _narrow(values: dict[str, Any], outcome: Any, stdin: Any) -> int | None:
+    """--write-baseline (records the findings: exit code, or None), --baseline and --diff-against (keep only
+    the findings they let through, and what fails the run is counted again from those)."""
+    if not (values["baseline"] or values["write_baseline"] or values["diff_against"]):
+        return None
+    from precisionlint.baseline import BaselineError, new_findings, write
+    from precisionlint.changed_lines import ChangedLinesError, changed_lines, on_changed_lines
+
+    sources = {stdin.display: stdin.data.decode("utf-8", "replace")} if stdin is not None else None
+    try:
+        if values["write_baseline"]:
+            count = write(values["write_baseline"], outcome.findings, sources)
+            if not values["quiet"]:
+                sys.stdout.write(f"Recorded {count} finding{'' if count == 1 else 's'} in "
+                                 f"{values['write_baseline']}; `check --baseline {values['write_baseline']}` "
+                                 "reports only the others.\n")
+            return EXIT_ERROR if outcome.errors or outcome.internal_error else EXIT_CLEAN
+        kept = list(outcome.findings)
+        if values["baseline"]:
+            kept = new_findings(values["baseline"], kept, sources)
+        if values["diff_against"]:
+            kept = on_changed_lines(kept, changed_lines(values["diff_against"]))
+    except (BaselineError, ChangedLinesError) as exc:
+        error(str(exc))
+        return EXIT_ERROR
+    hidden = len(outcome.findings) - len(kept)
+    fail_on = {source.display: settings.fail_on for settings, files in outcome.groups for source in files}
+    from precisionlint.model import Severity
+
+    outcome.findings = kept
+    outcome.failing = sum(1 for f in kept if f.severity >= fail_on.get(f.path, Severity.WARNING))
+    outcome.notes = [_hidden_note(values, hidden)] if hidden else []
+    return None
+
+
+def _hidden_note(values: dict[str, Any], hidden: int) -> str:
+    why = []
+    if values["baseline"]:
+        why.append(f"in the baseline {values['baseline']}")
+    if values["diff_against"]:
+        why.append(f"on lines unchanged since {values['diff_against']}")
+    return f"{hidden} more finding{'' if hidden == 1 else 's'} not shown: {' or '.join(why)}."
+
+
+def _command_line_settings(values: dict[str, Any]) -> tuple[str | None, Any]:
+    """--config FILE, and what the command line sets over every configuration (--config KEY=VALUE, --exclude,
+    --extend-exclude): the file, or None, and a function that applies the rest to a configuration once."""
+    files: list[str] = []
+    table: dict[str, Any] = {}
+    for value in values.get("config_file") or ():
+        if "=" not in value or os.path.isfile(value):
+            files.append(value)
+            continue
+        table.update(_override(value))
+    if len(files) > 1:
+        raise UsageError(f"--config: one configuration file at most (got {', '.join(files)}); settings of their "
+                         "own are given as KEY=VALUE")
+    replace = _split(values.get("exclude", ()))
+    extend = _split(values.get("extend_exclude", ()))
+    overrides = None
+    if table:
+        from precisionlint.config import ConfigError, parse_table
+
+        try:
+            overrides = parse_table(table, None)
+        except ConfigError as exc:
+            raise UsageError(f"--config: {exc}") from None
+    done: set[int] = set()
+
+    def adjust(config: Any) -> None:
+        if id(config) in done:
+            return
+        done.add(id(config))
+        if overrides is not None:
+            from precisionlint.config import _KEYS
+
+            for key in overrides.set_keys:
+                if key in ("exclude", "extend-exclude"):
+                    continue
+                attribute = _KEYS[key][0]
+                setattr(config, attribute, getattr(overrides, attribute))
+                config.set_keys.append(f"{key} (--config)")
+            if "exclude" in overrides.set_keys:
+                config.exclude = list(overrides.exclude)
+            elif "extend-exclude" in overrides.set_keys:
+                config.exclude = [*config.exclude, *overrides.extend_exclude]
+        if replace:
+            config.exclude = list(replace)
+        config.exclude = [*config.exclude, *extend]
+
+    return (files[0] if files else None), adjust
+
+
+def _override(value: str) -> dict[str, Any]:
+    """One --config KEY=VALUE, read as a line of TOML (as ruff reads its --config overrides)."""
+    try:
+        import tomllib
+    except ImportError:  # Python 3.10
+        import tomlkit
+
+        def parse(text: str) -> dict[str, Any]:
+            return tomlkit.parse(text).unwrap()
+    else:
+        parse = tomllib.loads
+    try:
+        table = parse(value)
+    except Exception as exc:  # tomllib.TOMLDecodeError, tomlkit's ParseError
+        raise UsageError(f"--config: {value!r} is neither a configuration file nor KEY=VALUE in TOML ({exc}); "
+                         "a string value needs quotes: --config 'fail-on=\"error\"'") from None
+    if len(table) != 1:
+        raise UsageError(f"--config: {value!r}: give one KEY=VALUE per --config")
+    return table
+
+
+def _diff_note(values: dict[str, Any], outcome: Any) -> None:
+    """Under --diff, on stderr as ruff does: how many findings the diff fixes, and the unsafe fixes it leaves out
+    (without this, a diff of nothing and exit 0 read as "nothing to fix")."""
+    from precisionlint.output.text import has_unsafe_fix, hidden_fixes_note
+
+    hidden = 0 if values["unsafe_fixes"] else sum(1 for f in outcome.findings if has_unsafe_fix(f))
+    if not outcome.fixed and not hidden:
+        return
+    count = outcome.fixed
+    head = f"Would fix {count} finding{'' if count == 1 else 's'}" if count else "No safe fixes"
+    sys.stderr.write(head + (f" ({hidden_fixes_note(hidden)})" if hidden else "") + ".\n")
 
 
 def _is_terminal(stream: Any) -> bool:

@@ -73,6 +73,8 @@ def _check_options(func):  # type: ignore[no-untyped-def]
             kwargs.update(is_flag=True, default=False)
         elif option.kind == "multiple":
             kwargs.update(multiple=True)
+            if option.file_path:
+                kwargs["type"] = click.Path(dir_okay=False)
         else:
             kwargs["default"] = option.default
             if option.choices is not None:
@@ -125,11 +127,21 @@ def lookup_rules(name: str) -> list:  # type: ignore[type-arg]
 
 
 @main.command()
-@click.argument("name")
-def rule(name: str) -> None:
+@click.argument("name", required=False)
+@click.option("--all", "every", is_flag=True, help="Print the documentation of every rule.")
+def rule(name: str | None, every: bool) -> None:
     """Print the documentation of a rule: by name, code, name prefix or substring; a code prefix lists the group."""
     from precisionlint.checks import all_rules
 
+    if every == (name is not None):
+        raise click.UsageError("give a rule (name, code or prefix) or --all")
+    if every:
+        for number, one in enumerate(all_rules()):
+            if number:
+                click.echo("\n" + "-" * 80 + "\n")
+            _print_rule(one)
+        return
+    assert name is not None
     found = lookup_rules(name)
     if not found:
         import difflib
@@ -148,6 +160,10 @@ def rule(name: str) -> None:
             click.echo(f"{r.code}  {r.name.ljust(width)}  {r.severity.label:<7}  {r.summary}")
         return
     (one,) = found
+    _print_rule(one)
+
+
+def _print_rule(one) -> None:  # type: ignore[no-untyped-def]
     from precisionlint.check_command import OPT_IN_RULES
 
     fixable = " (fixable)" if one.fixable else ""

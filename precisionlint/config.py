@@ -90,6 +90,9 @@ class Config:
         # so that a wrong value is a configuration error like any other key's.
         self.target_versions: dict[str, str] = {}
         self.set_keys: list[str] = []  # the keys the file gave, in its spelling (for --show-settings)
+        # extend-exclude: added to exclude once the table is read. Both add to the built-in skips (.git, virtual
+        # environments, ...), which always hold; the two names exist because ruff users write either.
+        self.extend_exclude: list[str] = []
 
     @property
     def label(self) -> str:
@@ -216,6 +219,7 @@ _KEYS = {
     "extend-ignore": ("extend_ignore", _str_list),
     "per-file-ignores": ("per_file_ignores", _per_file),
     "exclude": ("exclude", _globs),
+    "extend-exclude": ("extend_exclude", _globs),
     "fail-on": ("fail_on", _severity),
     "gpus": ("gpus", _str_list),
     "custom-gpus": ("custom_gpus", _custom_gpus),
@@ -260,6 +264,7 @@ def parse_table(table: Any, path: Path | None) -> Config:
         except ConfigError as exc:
             raise ConfigError(f"{where}{table_name} {exc}") from None
         config.set_keys.append(spelled)
+    config.exclude = [*config.exclude, *config.extend_exclude]
     return config
 
 

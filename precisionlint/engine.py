@@ -307,12 +307,14 @@ class FileResult:
         document: Document | None = None,
         internal_error: bool = False,
         skipped: bool = False,  # the prefilter showed it cannot hold a finding
+        unread: bool = False,  # a config with precision keys that no framework was identified to read
     ) -> None:
         self.display = display
         self.findings = findings
         self.document = document
         self.internal_error = internal_error
         self.skipped = skipped
+        self.unread = unread
 
 
 def _engine_finding(rule: Rule, path: str, message: str, line: int = 1, column: int = 1) -> Finding:
@@ -530,7 +532,8 @@ def relocate(result: FileResult, display: str) -> FileResult:
     if result.display == display:
         return result
     findings = [f._replace(path=display) if f.path == result.display else f for f in result.findings]
-    return FileResult(display, findings, internal_error=result.internal_error, skipped=result.skipped)
+    return FileResult(display, findings, internal_error=result.internal_error, skipped=result.skipped,
+                      unread=result.unread)
 
 
 def check_source(source: SourceFile, options: EngineOptions, data: bytes | None = None) -> FileResult:
@@ -703,7 +706,18 @@ def run_rules(document: Document, options: EngineOptions) -> FileResult:
     remap = document.__dict__.get("remap_findings")
     if remap is not None:  # a notebook: lines of the joined cells become lines of each cell
         findings = remap(findings)
-    return FileResult(document.path, findings, document=document, internal_error=internal)
+    return FileResult(document.path, findings, document=document, internal_error=internal,
+                      unread=_unread(document))
+
+
+def _unread(document: Document) -> bool:
+    """A config whose precision-looking keys no framework claimed: no framework rule looked at it, and the
+    summary says so (an "All checks passed!" there would claim more than was checked)."""
+    if document.settings or document.format not in ("toml", "yaml", "json"):
+        return False
+    from precisionlint.frameworks.report import unclaimed_keys
+
+    return bool(unclaimed_keys(document))
 
 
 def _internal(path: str, where: str, exc: BaseException) -> Finding:

@@ -110,15 +110,21 @@ class Gpu(FrozenRecord):
         return cc >= (7, 0) or cc in ((6, 0), (6, 2))
 
     def describe(self) -> str:
+        if self.compute_capability and self.name == f"compute capability {self.cc_text}":
+            return f"{self.name} ({self.architecture})"  # not "compute capability 8.9 (..., cc 8.9)"
         return f"{self.name} ({self.architecture}, {'cc ' if self.compute_capability else ''}{self.cc_text})"
 
 
 class UnknownGpuError(ValueError):
     """A GPU name that matches no table entry. The CLI turns it into a usage error (exit 2)."""
 
-    def __init__(self, name: str, suggestions: Sequence[str]) -> None:
+    def __init__(self, name: str, suggestions: Sequence[str], reason: str | None = None) -> None:
         self.name = name
         self.suggestions = tuple(suggestions)
+        if reason is not None:  # a well-formed compute capability or ISA that no card has
+            super().__init__(f"{name!r}: {reason} (a card of your own can be described in custom-gpus in the "
+                             "configuration)")
+            return
         hint = f"; did you mean {', '.join(repr(s) for s in self.suggestions)}?" if self.suggestions else ""
         super().__init__(f"unknown GPU {name!r}{hint} (`precisionlint advise --list-gpus` lists the known GPUs; "
                          "any card can be named by its compute capability, as cc8.9 or sm_89, or described in "
@@ -406,16 +412,33 @@ def suggestions(name: str, limit: int = 3) -> list[str]:
 _CAPABILITY = re.compile(r"^(?:cc\s*)?(\d{1,2})\.(\d)$|^(?:sm|compute)_?(\d{1,2})(\d)[af]?$", re.IGNORECASE)
 _GFX = re.compile(r"^gfx[0-9a-f]{3,4}$", re.IGNORECASE)
 
+# Every compute capability an NVIDIA GPU has had (CUDA's sm_XX targets and NVIDIA's CUDA GPUs table, 2026):
+# a name such as sm_999 or cc 9.9 describes no card, and its capabilities would be guesses.
+KNOWN_CAPABILITIES = frozenset({
+    (1, 0), (1, 1), (1, 2), (1, 3), (2, 0), (2, 1), (3, 0), (3, 2), (3, 5), (3, 7), (5, 0), (5, 2), (5, 3),
+    (6, 0), (6, 1), (6, 2), (7, 0), (7, 2), (7, 5), (8, 0), (8, 6), (8, 7), (8, 9), (9, 0), (10, 0), (10, 1),
+    (10, 3), (11, 0), (12, 0), (12, 1),
+})
+# AMD ISAs by generation: GCN 1-5 and CDNA are gfx6xx-gfx9xx, RDNA 1-4 gfx10xx-gfx12xx (LLVM's AMDGPU targets).
+_GFX_GENERATIONS = re.compile(r"^gfx(?:[6-9][0-9a-f]{2}|1[0-2][0-9a-f]{2})$", re.IGNORECASE)
+
 
 def gpu_from_spec(text: str) -> Gpu | None:
-    """A card described by its compute capability (`cc8.9`, `sm_89`, `8.9`) or AMD gfx ISA (`gfx942`)."""
+    """A card described by its compute capability (`cc8.9`, `sm_89`, `8.9`) or AMD gfx ISA (`gfx942`). Raises
+    UnknownGpuError for a capability or ISA that is well formed but that no card has (`sm_999`, `gfx9999`)."""
     spec = text.strip()
     match = _CAPABILITY.match(spec)
     if match:
         major, minor = (match.group(1), match.group(2)) if match.group(1) else (match.group(3), match.group(4))
         cc = (int(major), int(minor))
+        if cc not in KNOWN_CAPABILITIES:
+            known = ", ".join(f"{a}.{b}" for a, b in sorted(KNOWN_CAPABILITIES) if a >= 7)
+            raise UnknownGpuError(spec, (), f"no NVIDIA GPU has compute capability {cc[0]}.{cc[1]} (those of "
+                                  f"Volta and later: {known})")
         return gpu_from_capability(f"compute capability {cc[0]}.{cc[1]}", cc)
     if _GFX.match(spec):
+        if not _GFX_GENERATIONS.match(spec):
+            raise UnknownGpuError(spec, (), "no AMD GPU has this ISA (they run from gfx6xx to gfx12xx, as gfx942)")
         return gpu_from_capability(spec.lower(), None, spec.lower())
     return None
 

@@ -55,6 +55,7 @@ class RunRequest:
         settings_for: SettingsFor | None = None,
         stdin: StdinSource | None = None,
         explicit_config: bool = False,
+        adjust_config: Callable[[Config], None] | None = None,
     ) -> None:
         self.paths = paths
         self.config = config
@@ -73,6 +74,9 @@ class RunRequest:
         self.settings_for = settings_for
         self.stdin = stdin
         self.explicit_config = explicit_config  # --config: that file governs every file
+        # What the command line sets over every configuration (--config KEY=VALUE, --exclude): applied to each
+        # configuration found, before its excludes are used.
+        self.adjust_config = adjust_config
 
 
 class RunOutcome:
@@ -98,6 +102,9 @@ class RunOutcome:
         self.failing = failing
         self.fixed_text: str | None = None  # `check - --fix`: the fixed text, for stdout
         self.groups: list[tuple[FileSettings, list[Any]]] = []  # per configuration: its files (--show-files)
+        self.unread = 0  # config files with precision keys that no framework was identified to read
+        self.fixes_applied: list[Finding] = []  # --fix: the findings it repaired (--show-fixes lists them)
+        self.notes: list[str] = []  # lines for the end of the text summary (findings a baseline hides)
 
 
 def _targets(names: list[str]) -> tuple:
@@ -150,6 +157,8 @@ def run_check(request: RunRequest) -> RunOutcome:
             outcome.errors.extend(group.errors)
             outcome.internal_error = outcome.internal_error or group.internal_error
             outcome.fixed += group.fixed
+            outcome.unread += group.unread
+            outcome.fixes_applied.extend(group.fixes_applied)
             if group.diff_text is not None:
                 outcome.diff_text = (outcome.diff_text or "") + group.diff_text
             if group.fixed_text is not None:
@@ -173,6 +182,8 @@ def _group(files: list[Any], request: RunRequest) -> list[tuple[FileSettings, li
     named = {os.path.normpath(path) for path in request.paths}
     for source in files:
         config = request.config if request.explicit_config else (finder.for_file(source.fs_path) or request.config)
+        if request.adjust_config is not None:
+            request.adjust_config(config)  # once per configuration (it remembers)
         if (config is not request.config and config.exclude and request.stdin is None
                 and (request.force_exclude or os.path.normpath(source.fs_path) not in named)
                 and _excluded_by(source.fs_path, config)):
@@ -182,6 +193,22 @@ def _group(files: list[Any], request: RunRequest) -> list[tuple[FileSettings, li
             by_config[key] = (request.settings_for(config), [])
         by_config[key][1].append(source)
     return list(by_config.values())
+
+
+def _repaired(before: list[Finding], after: list[Finding]) -> list[Finding]:
+    """The findings --fix repaired: those of `before` that `after` no longer has, by file, rule and message (a
+    fix moves the lines below it, so positions are not compared)."""
+    from collections import Counter
+
+    left = Counter((f.path, f.code, f.message) for f in after)
+    repaired = []
+    for finding in before:
+        key = (finding.path, finding.code, finding.message)
+        if left[key]:
+            left[key] -= 1
+        else:
+            repaired.append(finding)
+    return repaired
 
 
 def _excluded_by(fs_path: str, config: Config) -> bool:
@@ -226,14 +253,17 @@ def _run_group(settings: FileSettings, files: list[Any], request: RunRequest, ad
             cache.save()
     findings: list[Finding] = []
     internal = False
+    unread = 0
     for source, result in zip(files, results, strict=True):
         internal = internal or result.internal_error
+        unread += result.unread
         if not result.findings:
             continue
         ignored = ignored_codes(source.fs_path, config)
         findings.extend(f for f in result.findings if f.code not in ignored)
     findings.sort(key=Finding.sort_key)
     outcome = RunOutcome(findings, [], internal, rules_for_output(findings), files_checked=len(files))
+    outcome.unread = unread
     if request.fix or request.diff:
         import copy
 
@@ -241,10 +271,13 @@ def _run_group(settings: FileSettings, files: list[Any], request: RunRequest, ad
 
         group_request = copy.copy(request)
         group_request.config = config
+        before = list(outcome.findings)
         if request.stdin is not None:
             _fix_stdin(outcome, files[0], options, group_request)
         else:
             apply_fixes(outcome, files, options, group_request)
+        if request.fix and not request.diff and outcome.fixed:
+            outcome.fixes_applied = _repaired(before, outcome.findings)
     return outcome
 
 

@@ -110,7 +110,8 @@ def out(fmt: str, findings: list[Finding], **kwargs: object) -> str:
 
 
 def test_formats_and_unknown_format() -> None:
-    assert FORMATS == ("text", "concise", "full", "json", "json-lines", "github", "gitlab", "junit", "sarif")
+    assert FORMATS == ("text", "concise", "full", "grouped", "json", "json-lines", "github", "gitlab", "junit",
+                       "sarif")
     with pytest.raises(ValueError, match="unknown output format 'xml'"):
         out("xml", FINDINGS)
 
@@ -149,7 +150,7 @@ def test_text_lines_and_summary() -> None:
         "  help: Remove the `fp16` key (unsafe fix)",
         "train.py:9:5: PL101 [warning] legacy precision value `16` (legacy-precision-value)",
         "Found 4 findings (1 error, 2 warnings, 1 info).",
-        "[*] 1 fixable with --fix.",
+        "[*] 1 fixable with --fix (1 more fix available with --unsafe-fixes).",
     ]
 
 

@@ -114,19 +114,20 @@ _PIECES = ("", "x", "(", ")", "[", "]", ";", "; y = 2", "\n", "\nz = 1", "\\\n",
            "if a: b", "for", "lambda: 0", "torch.amp.autocast('cuda')", "\n    w", ":", "=", "await f()", "\t")
 
 
+# A random edit writes `1if` (SyntaxWarning) or a string with `\s` (DeprecationWarning before Python 3.12): the
+# parser's warnings about the edited text are not the test's business.
+@pytest.mark.filterwarnings("ignore::SyntaxWarning", "ignore::DeprecationWarning")
 def test_parses_after_agrees_with_a_parse_of_the_whole_file() -> None:
     """The statement-local check of a fix's edits never says "parses" where the whole file would not: random
     edits of every kind (inside statements, across them, in block headers, whole inserted lines) on real files
     give the same answer as parsing the edited file."""
     import ast
     import random
-    import warnings
 
     from precisionlint.model import Edit
     from precisionlint.script.fixes import _parses_in_place, apply_edits, parses_after
 
     rng = random.Random(20261123)
-    warnings.simplefilter("ignore", SyntaxWarning)  # `1if` in a random edit
     local = 0
     for model in _models():
         text = model.positions.text
@@ -186,19 +187,18 @@ except ImportError:
 '''
 
 
+@pytest.mark.filterwarnings("ignore::SyntaxWarning")
 def test_parses_after_agrees_on_every_position_of_a_tricky_file() -> None:
     """Every position of a file with the shapes that make a statement-local check wrong (a line continued by a
     backslash, statements after `;`, decorators, `elif`, an f-string holding an expression, block headers with
     comments, one-line blocks): each kind of edit there gets the answer of a whole-file parse."""
     import ast
-    import warnings
 
     from precisionlint.model import Edit
     from precisionlint.script.fixes import apply_edits, parses_after
     from precisionlint.script.model import build_script_model
     from precisionlint.sources import load_document
 
-    warnings.simplefilter("ignore", SyntaxWarning)
     model = build_script_model(load_document("tricky.py", _TRICKY, "python"))
     pieces = ('"cuda"', "torch.amp", "(", "\n", "; q = 1", "\nq = 2", "\\\n", "if a: b", "'", "x\n", "lambda: 0")
     lines = ("x = 1\n", "    x = 1\n", "        x = 1\n", "    if a: b\n")

@@ -51,7 +51,7 @@ def _write_document(document: Document, stream: TextIO) -> None:
     for setting in document.settings:
         by_scope.setdefault(setting.scope, []).append(setting)
     if not by_scope:
-        unclaimed = _unclaimed(document)
+        unclaimed = unclaimed_keys(document)
         if unclaimed:
             stream.write(f"{document.path}: no framework identified; not checked by framework rules "
                          f"(keys {', '.join(unclaimed)})\n")
@@ -71,7 +71,7 @@ def _write_document(document: Document, stream: TextIO) -> None:
             stream.write(f"    {setting.key_text} = {value!r} -> {setting.name}\n")
 
 
-def _unclaimed(document: Document) -> list[str]:
+def unclaimed_keys(document: Document) -> list[str]:
     """Precision-looking keys of a config no framework claimed (to say why nothing checks them). Only config
     trees have keys: a script, a notebook or a shell launcher (whose tree is its launch commands) has none."""
     if document.format not in ("toml", "yaml", "json"):

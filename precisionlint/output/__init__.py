@@ -15,9 +15,11 @@ if TYPE_CHECKING:
     from precisionlint.checks import Rule
     from precisionlint.model import Finding
 
-FORMATS: tuple[str, ...] = ("text", "concise", "full", "json", "json-lines", "github", "gitlab", "junit", "sarif")
+FORMATS: tuple[str, ...] = ("text", "concise", "full", "grouped", "json", "json-lines", "github", "gitlab", "junit",
+                            "sarif")
 # Module of each format ("text" is "concise" here; the CLI picks full or concise for a terminal).
-_MODULES = {"text": "text", "concise": "text", "full": "text", "json": "json", "json-lines": "json_lines",
+_MODULES = {"text": "text", "concise": "text", "full": "text", "grouped": "grouped", "json": "json",
+            "json-lines": "json_lines",
             "github": "github", "gitlab": "gitlab", "junit": "junit", "sarif": "sarif"}
 
 
@@ -34,6 +36,11 @@ class RenderOptions(NamedTuple):
     statistics: bool = False  # counts per rule instead of each finding
     sources: dict[str, str] | None = None  # text of files not on disk (standard input), by display path
     full: bool = False  # the text format with a source frame
+    unread: int = 0  # config files with precision keys that no framework was identified to read
+    unsafe_fixes: bool = False  # --unsafe-fixes: unsafe fixes count as fixable, none is hidden
+    show_fixes: bool = False  # --show-fixes: list the fixes --fix applied
+    fixes_applied: Sequence[Finding] = ()  # the findings --fix repaired (for --show-fixes)
+    notes: Sequence[str] = ()  # last lines of the text summary (findings a baseline or --diff-against hid)
 
 
 def render(
@@ -50,6 +57,11 @@ def render(
     errors: int = 0,
     statistics: bool = False,
     sources: dict[str, str] | None = None,
+    unread: int = 0,
+    unsafe_fixes: bool = False,
+    show_fixes: bool = False,
+    fixes_applied: Sequence[Finding] = (),
+    notes: Sequence[str] = (),
 ) -> None:
     """Write `findings` (already sorted) to `stream` in format `fmt`.
 
@@ -58,13 +70,17 @@ def render(
     summary  the closing "Found N findings" / "All checks passed!" lines of the text format.
     fixed    how many findings --fix already repaired (text format summary).
     root     the project root; SARIF paths are made relative to it (uriBaseId %SRCROOT%).
+    unread   config files with precision keys that no framework reads (the text summary says so).
+    unsafe_fixes  whether --unsafe-fixes was given: otherwise the text summary counts the unsafe fixes it hides.
 
     Only the text format uses color, summary and fixed: the machine formats must stay parseable.
     """
     if fmt not in FORMATS:
         raise ValueError(f"unknown output format {fmt!r} (expected one of {', '.join(FORMATS)})")
     options = RenderOptions(rules=rules, color=color, summary=summary, fixed=fixed, root=root, files=files,
-                            errors=errors, statistics=statistics, sources=sources, full=fmt == "full")
+                            errors=errors, statistics=statistics, sources=sources, full=fmt == "full",
+                            unread=unread, unsafe_fixes=unsafe_fixes, show_fixes=show_fixes,
+                            fixes_applied=fixes_applied, notes=notes)
     if statistics:
         from precisionlint.output import statistics as statistics_module
 

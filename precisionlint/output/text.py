@@ -102,20 +102,35 @@ def _plural(count: int, word: str) -> str:
     return f"{count} {word}" if count == 1 else f"{count} {word}s"
 
 
-def summary_lines(findings: Sequence[Finding], fixed: int = 0, files: int | None = None, errors: int = 0) -> list[str]:
+def has_unsafe_fix(finding: Finding) -> bool:
+    """A fix that only `--fix --unsafe-fixes` applies (it may change behaviour)."""
+    return finding.fix is not None and finding.fix.applicability != "safe" and bool(finding.fix.edits)
+
+
+def hidden_fixes_note(count: int) -> str:
+    """The unsafe fixes a run leaves out, announced as ruff announces its hidden fixes."""
+    return f"{count} more fix{'' if count == 1 else 'es'} available with --unsafe-fixes"
+
+
+def summary_lines(findings: Sequence[Finding], fixed: int = 0, files: int | None = None, errors: int = 0, *,
+                  unread: int = 0, unsafe_fixes: bool = False) -> list[str]:
     """The closing lines. `files` (when known) is the number of files checked; `errors` the errors already
-    printed: then the run did not pass, whatever the findings."""
+    printed: then the run did not pass, whatever the findings. `unread`: config files with precision keys that no
+    framework was identified to read (no framework rule looked at them). `unsafe_fixes`: the run was given
+    --unsafe-fixes, so unsafe fixes count as fixable; otherwise their number is announced."""
     lines: list[str] = []
     if fixed > 0:
         lines.append(f"Fixed {_plural(fixed, 'finding')}.")
     checked = f" in {_plural(files, 'file')} checked" if files is not None else ""
     if not findings:
         if files == 0:
-            lines.append("No files to check.")
+            if not errors:  # after "no such file or directory" the error has said it all
+                lines.append("No files to check.")
         elif errors:
             lines.append(f"No findings{checked}, but {_plural(errors, 'error')} (above) stopped part of the run.")
         else:
             lines.append("All checks passed!" + (f" ({_plural(files, 'file')} checked)" if files is not None else ""))
+        lines.extend(_unread_lines(unread))
         return lines
     counts = {severity: 0 for severity in Severity}
     for finding in findings:
@@ -127,9 +142,25 @@ def summary_lines(findings: Sequence[Finding], fixed: int = 0, files: int | None
         f"{counts[Severity.INFO]} info){checked}."
     )
     fixable = sum(1 for finding in findings if has_safe_fix(finding))
-    if fixable:
+    unsafe = sum(1 for finding in findings if has_unsafe_fix(finding))
+    if unsafe_fixes:
+        fixable, unsafe = fixable + unsafe, 0
+    if fixable and unsafe:
+        lines.append(f"[*] {fixable} fixable with --fix ({hidden_fixes_note(unsafe)}).")
+    elif fixable:
         lines.append(f"[*] {fixable} fixable with --fix.")
+    elif unsafe:
+        lines.append(f"No safe fixes ({hidden_fixes_note(unsafe)}).")
+    lines.extend(_unread_lines(unread))
     return lines
+
+
+def _unread_lines(unread: int) -> list[str]:
+    if not unread:
+        return []
+    files = "1 config file has" if unread == 1 else f"{unread} config files have"
+    return [f"Not checked: {files} precision settings that no framework was identified to read "
+            "(`precisionlint check --show-frameworks PATH` shows why)."]
 
 
 def render(findings: list[Finding], stream: TextIO, options: RenderOptions) -> None:
@@ -148,8 +179,35 @@ def render(findings: list[Finding], stream: TextIO, options: RenderOptions) -> N
             stream.write("\n".join(block) + "\n\n")
     else:
         stream.writelines(format_finding(finding, style) + "\n" for finding in findings)
-    if options.summary:
-        for line in summary_lines(findings, options.fixed, options.files, options.errors):
-            if options.color and line.startswith("All checks passed!"):
-                line = style(line, fg="green", bold=True)
-            stream.write(line + "\n")
+    write_summary(findings, stream, options, style)
+
+
+def fixes_block(applied: Sequence[Finding]) -> list[str]:
+    """--show-fixes: the fixes --fix applied, per file and rule, as ruff lists them."""
+    if not applied:
+        return []
+    by_file: dict[str, dict[tuple[str, str], int]] = {}
+    for finding in applied:
+        rules = by_file.setdefault(shown_path(finding.path), {})
+        rules[(finding.code, finding.name)] = rules.get((finding.code, finding.name), 0) + 1
+    lines = [f"Fixed {_plural(len(applied), 'finding')}:"]
+    for path in sorted(by_file):
+        lines.append(f"- {path}:")
+        lines.extend(f"    {count} × {code} ({name})" for (code, name), count in sorted(by_file[path].items()))
+    return lines
+
+
+def write_summary(findings: Sequence[Finding], stream: TextIO, options: RenderOptions, style: Style = _plain) -> None:
+    """The closing lines of the text formats (none with --quiet); with --show-fixes, the fixes applied first."""
+    if not options.summary:
+        return
+    fixed = options.fixed
+    if options.show_fixes and options.fixes_applied:
+        stream.writelines(line + "\n" for line in fixes_block(options.fixes_applied))
+        fixed = 0  # said above, in detail
+    for line in summary_lines(findings, fixed, options.files, options.errors, unread=options.unread,
+                              unsafe_fixes=options.unsafe_fixes):
+        if options.color and line.startswith("All checks passed!"):
+            line = style(line, fg="green", bold=True)
+        stream.write(line + "\n")
+    stream.writelines(note + "\n" for note in options.notes)
