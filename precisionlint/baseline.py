@@ -40,10 +40,15 @@ def _relative(path: str, folder: str) -> str:
 
 
 def _line_texts(path: str, sources: dict[str, str] | None) -> list[str] | None:
-    from precisionlint.output import RenderOptions, source_text
-
-    text = source_text(path, RenderOptions(rules=(), sources=sources))
-    return text.split("\n") if text is not None else None
+    """The lines of a reported file as the findings count them (UTF-8, a leading BOM not counted)."""
+    if sources is not None and path in sources:
+        return sources[path].split("\n")
+    try:
+        with open(path, "rb") as handle:
+            text = handle.read().decode("utf-8", "replace")
+    except (OSError, ValueError):
+        return None
+    return (text[1:] if text.startswith("\ufeff") else text).split("\n")
 
 
 def keys(findings: Sequence[Finding], folder: str, sources: dict[str, str] | None = None) -> list[tuple[str, str, str]]:

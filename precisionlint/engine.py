@@ -715,7 +715,7 @@ def _unread(document: Document) -> bool:
     summary says so (an "All checks passed!" there would claim more than was checked)."""
     if document.settings or document.format not in ("toml", "yaml", "json"):
         return False
-    from precisionlint.frameworks.report import unclaimed_keys
+    from precisionlint.frameworks.unclaimed import unclaimed_keys
 
     return bool(unclaimed_keys(document))
 
