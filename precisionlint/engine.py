@@ -96,6 +96,8 @@ SCRIPT_MODEL_WORDS: tuple[str, ...] = (
 # casts are everywhere in model code (a third of the files that pass the prefilter in pytorch-lightning and
 # diffusers name nothing else), and most build no optimizer: "optimizer" alone is in every file of a training
 # framework, in type hints and hooks.
+# A checkpoint loaded in float16 (`from_pretrained(..., torch_dtype=torch.float16)`) matters to the rules about
+# what trains it: beside `fp16` (TrainingArguments), a Trainer or a backward call.
 HALF_CAST_WORDS: tuple[str, ...] = ("half", "float16")  # float16 also in bfloat16
 
 
@@ -154,7 +156,11 @@ def needs_script_model(text: str) -> bool:
         return False
     if not _OPTIMIZER_WORDS:
         _OPTIMIZER_WORDS = _optimizer_words()
-    return any(name in probe for name in _OPTIMIZER_WORDS) or ("from_pretrained" in probe and "fp16" in probe)
+    if any(name in probe for name in _OPTIMIZER_WORDS):
+        return True
+    # scaler-with-half-params (a float16 load trained with fp16=True), fp16-on-bf16-checkpoint (a float16 load
+    # of a bfloat16 checkpoint that a Trainer or a backward trains)
+    return "from_pretrained" in probe and ("fp16" in probe or "Trainer" in probe or ".backward(" in probe)
 
 
 def python_tree_is_read(text: str) -> bool:

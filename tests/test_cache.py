@@ -329,6 +329,7 @@ def test_every_folder_name_the_analysis_reads_is_part_of_the_identity() -> None:
     ("engine, *_ = ds.initialize(config='ds.json')\nwith torch.autocast('cuda'):\n    engine(x)\n", True),
     ("# -*- coding: latin-1 -*-\nx = 1\n", True),
     ("x = 1  # ünïcode, no link\n", False),
+    ("model = AutoModel.from_pretrained('checkpoints/base')\n", True),  # its config.json: fp16-on-bf16-checkpoint
 ])
 def test_a_script_names_its_folder_in_the_key_only_when_a_rule_may_follow_its_links(text: str, reads: bool) -> None:
     from precisionlint.project.context import ProjectContext
@@ -508,3 +509,27 @@ def test_a_pin_file_rewritten_with_its_old_size_and_time_is_not_answered_from_th
     assert os.stat(tmp_path / "pyproject.toml").st_size == before.st_size
     _settle()  # a young pin file is never trusted anyway: this is about the change time
     assert safety() == "unsafe"
+
+
+def test_a_checkpoint_config_changed_between_runs_changes_the_findings(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """fp16-on-bf16-checkpoint reads the config.json of the checkpoint folder a script loads: a cached result
+    must not outlive an edit of that file."""
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'ft'\n")
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "ckpt").mkdir()
+    config = tmp_path / "ckpt" / "config.json"
+    config.write_text('{"torch_dtype": "bfloat16"}\n')
+    (tmp_path / "train.py").write_text(
+        "from transformers import AutoModelForCausalLM, TrainingArguments\n"
+        "model = AutoModelForCausalLM.from_pretrained('ckpt')\n"
+        "args = TrainingArguments(output_dir='o', fp16=True)\n")
+    _settle()
+    command = [sys.executable, "-m", "precisionlint", "check", "--no-progress", "--select", "fp16-on-bf16-checkpoint",
+               "--output-format", "concise", "."]
+    first = subprocess.run(command, capture_output=True, text=True, cwd=tmp_path)
+    assert first.returncode == 1 and "PL405" in first.stdout, first.stdout + first.stderr
+    config.write_text('{"torch_dtype": "float16"}\n')
+    _settle()
+    second = subprocess.run(command, capture_output=True, text=True, cwd=tmp_path)
+    assert second.returncode == 0, second.stdout + second.stderr

@@ -164,6 +164,18 @@ ROWS: tuple[tuple[str, str, str, str, str, str, str, bool, bool, bool], ...] = (
         True,
     ),
     (
+        'fp16_on_bf16_checkpoint',
+        'PL405',
+        'fp16-on-bf16-checkpoint',
+        'WARNING',
+        'float16 training of a checkpoint published in bfloat16: activations overflow 65504 and turn to NaN.',
+        'settings',
+        'hf, axolotl, torch',
+        False,
+        True,
+        False,
+    ),
+    (
         'fp8_unsupported_gpu',
         'PL304',
         'fp8-unsupported-gpu',

@@ -103,6 +103,8 @@ def names_other_files(fmt: str, data: bytes) -> bool:
         return True
     if b"coding" in data[:1024] or b"deepspeed" in data.lower():
         return True
+    if b"from_pretrained" in data:
+        return True  # fp16-on-bf16-checkpoint: a local checkpoint's config.json
     # autocast-around-deepspeed-engine: `deepspeed.initialize(config=...)` through an alias (`ds`), in a
     # file with both words; a name that is not ASCII may be normalised to one by the parser.
     if b"initialize" not in data or b"autocast" not in data:
