@@ -65,6 +65,12 @@ PYTHON_KEYWORDS: tuple[bytes, ...] = (
     b"fp32_precision",
     b"deepspeed=",  # TrainingArguments(deepspeed="ds.json"): compared with the DeepSpeed file it names
     b"AmpOptimWrapper",  # MMEngine configs: loss_scale / dtype of the AMP optimizer wrapper
+    # fp8-unsupported-gpu: Transformer Engine recipes and torchao float8 training (checks/_fp8_recipes.WORDS)
+    b"DelayedScaling",
+    b"CurrentScaling",
+    b"BlockScaling",
+    b"Float8LinearConfig",
+    b"convert_to_float8_training",
 )
 
 
@@ -87,6 +93,8 @@ SCRIPT_MODEL_WORDS: tuple[str, ...] = (
     "fp32_precision",
     "is_bf16_supported",  # emulated-bf16-selection: a dtype chosen by torch.cuda.is_bf16_supported()
     "matmul_precision",  # torch.set_float32_matmul_precision (the TF32 state model)
+    "MixedPrecisionPolicy",  # FSDP2's policy (checks/_fsdp.py): missing-grad-scaler, low-precision-gradient-reduction
+    "MixedPrecision(",  # FSDP1's: plain-grad-scaler-with-fsdp
 )
 # A half-precision cast (`model.half()`, `.to(torch.float16)`, `torch.bfloat16`) without any word above matters
 # only to the rules about what updates half-precision weights: an optimizer of torch.optim over them
@@ -96,8 +104,9 @@ SCRIPT_MODEL_WORDS: tuple[str, ...] = (
 # casts are everywhere in model code (a third of the files that pass the prefilter in pytorch-lightning and
 # diffusers name nothing else), and most build no optimizer: "optimizer" alone is in every file of a training
 # framework, in type hints and hooks.
-# A checkpoint loaded in float16 (`from_pretrained(..., torch_dtype=torch.float16)`) matters to the rules about
-# what trains it: beside `fp16` (TrainingArguments), a Trainer or a backward call.
+# A checkpoint that `from_pretrained` loads (in 16 bits, or in its own dtype: `dtype="auto"`, Transformers 5's
+# default) matters to the rules about what trains it: beside `fp16` (TrainingArguments), a Trainer, a backward
+# call or one of torch.optim's optimizers.
 HALF_CAST_WORDS: tuple[str, ...] = ("half", "float16")  # float16 also in bfloat16
 
 
@@ -152,15 +161,17 @@ def needs_script_model(text: str) -> bool:
     probe = word_probe(text)
     if any(_holds_name(probe, word) if word in _WHOLE_NAMES else word in probe for word in SCRIPT_MODEL_WORDS):
         return True
-    if not any(word in probe for word in HALF_CAST_WORDS):
+    loads = "from_pretrained" in probe
+    if not loads and not any(word in probe for word in HALF_CAST_WORDS):
         return False
     if not _OPTIMIZER_WORDS:
         _OPTIMIZER_WORDS = _optimizer_words()
     if any(name in probe for name in _OPTIMIZER_WORDS):
         return True
     # scaler-with-half-params (a float16 load trained with fp16=True), fp16-on-bf16-checkpoint (a float16 load
-    # of a bfloat16 checkpoint that a Trainer or a backward trains)
-    return "from_pretrained" in probe and ("fp16" in probe or "Trainer" in probe or ".backward(" in probe)
+    # of a bfloat16 checkpoint that a Trainer or a backward trains), half-params-without-master-weights (a load in
+    # 16 bits, or in the checkpoint's own dtype, that a Trainer trains)
+    return loads and ("fp16" in probe or "Trainer" in probe or ".backward(" in probe)
 
 
 def python_tree_is_read(text: str) -> bool:
@@ -183,6 +194,10 @@ def python_tree_is_read(text: str) -> bool:
     from precisionlint.suppress import may_hold_directives
 
     probe = word_probe(text)
+    from precisionlint.checks._fp8_recipes import WORDS as FP8_RECIPE_WORDS
+
+    if any(word in probe for word in FP8_RECIPE_WORDS):
+        return True  # fp8-unsupported-gpu reads the recipes a script builds
     if mmengine.MARKER in probe or may_link_a_deepspeed_config(probe) or (
             may_import_a_framework(probe) and may_call_a_framework(probe) and may_pass_a_precision_setting(probe)):
         return True  # the keyword scan is kept for the settings pass that follows

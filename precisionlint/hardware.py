@@ -313,6 +313,24 @@ _ENTRIES: tuple[tuple[Gpu, tuple[str, ...]], ...] = (
          "https://images.nvidia.com/aem-dam/Solutions/geforce/blackwell/nvidia-rtx-blackwell-gpu-architecture.pdf "
          "(Appendix A; sparse fp16-accumulate figures halved twice)", memory_gb=32),
      ("RTX 5090", "5090", "NVIDIA GeForce RTX 5090")),
+    # Cards known by their compute capability and native formats (https://developer.nvidia.com/cuda-gpus), with no
+    # throughput figures yet: the hardware rules need only the first, advise measures with --probe.
+    (Gpu("RTX PRO 6000", _NV, "Blackwell (workstation)", (12, 0), True, True, True,
+         None, "https://developer.nvidia.com/cuda-gpus (compute capability 12.0)", memory_gb=96),
+     ("RTX PRO 6000", "RTX PRO 6000 Blackwell", "NVIDIA RTX PRO 6000 Blackwell Workstation Edition",
+      "NVIDIA RTX PRO 6000 Blackwell Server Edition")),
+    (Gpu("GB10", _NV, "Blackwell (DGX Spark)", (12, 1), True, True, True,
+         None, "https://developer.nvidia.com/cuda-gpus (compute capability 12.1)", memory_gb=128),
+     ("GB10", "NVIDIA GB10", "DGX Spark")),
+    (Gpu("GB300", _NV, "Blackwell Ultra", (10, 3), True, True, True,
+         None, "https://developer.nvidia.com/cuda-gpus (compute capability 10.3)", memory_gb=288),
+     ("GB300", "NVIDIA GB300")),
+    (Gpu("H20", _NV, "Hopper", (9, 0), True, True, True,
+         None, "https://developer.nvidia.com/cuda-gpus (Hopper, compute capability 9.0)", memory_gb=96),
+     ("H20", "NVIDIA H20")),
+    (Gpu("L20", _NV, "Ada Lovelace", (8, 9), True, True, True,
+         None, "https://developer.nvidia.com/cuda-gpus (Ada Lovelace, compute capability 8.9)", memory_gb=48),
+     ("L20", "NVIDIA L20")),
     (Gpu("MI250X", _AMD, "CDNA 2", None, True, False, False,
          # fp32 is the matrix (MFMA) rate; vector fp32 is 47.9. CDNA 2 has no XF32 and no FP8.
          {"fp32": 95.7, "fp16": 383.0, "bf16": 383.0},

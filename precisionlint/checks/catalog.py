@@ -180,7 +180,7 @@ ROWS: tuple[tuple[str, str, str, str, str, str, str, bool, bool, bool], ...] = (
         'PL304',
         'fp8-unsupported-gpu',
         'ERROR',
-        'FP8 training on a GPU without FP8 tensor cores (below compute capability 8.9).',
+        'FP8, MXFP8 or NVFP4 training on a GPU that cannot run it (FP8 needs compute capability 8.9+).',
         'settings',
         'any-framework',
         True,

@@ -3,6 +3,21 @@ Finds FP8 training (Lightning `precision="transformer-engine"` or `"transformer-
 Accelerate `mixed_precision: fp8`) when a target GPU has no FP8 tensor cores: NVIDIA GPUs below compute
 capability 8.9 (everything before Ada Lovelace and Hopper, including the A100), and AMD before CDNA 3.
 
+In a script it also reads the low-precision recipe built, against the compute capabilities that run it:
+
+| Built in the script | Runs on compute capability |
+|---|---|
+| Transformer Engine `DelayedScaling()`, `Float8CurrentScaling()` | 8.9 and newer |
+| Transformer Engine `Float8BlockScaling()` | 9.0 and newer, with CUDA 12.9+ (Transformer Engine 2.3 to 2.8: 9.x only) |
+| Transformer Engine `MXFP8BlockScaling()` | 10.x only: refused on 12.0 and newer (RTX 50, RTX PRO 6000, GB10) |
+| Transformer Engine `NVFP4BlockScaling()` | 10.0 and newer |
+| torchao `Float8LinearConfig`, `Float8LinearConfig.from_recipe_name`, `convert_to_float8_training` | 8.9 and newer |
+
+A Transformer Engine class counts only in a file that names `transformer_engine`, torchao's only in one that
+names `torchao`; a file that builds recipes of several formats (a helper that builds whichever recipe its
+caller configures, as Megatron-LM's and Transformer Engine's own do) offers a choice made elsewhere and is not
+reported. One finding per format and file.
+
 Nothing is reported for a file written for another accelerator, which never runs on the target GPUs: a Python
 module that imports `habana_frameworks`, `optimum.habana` or `torch_xla` at its top level (not under an `if` or
 `try`), an Accelerate config whose `distributed_type` is XLA, MULTI_HPU, MULTI_XPU or another non-GPU type, a
@@ -19,6 +34,15 @@ trains in another precision than the config says (a warning). The suggested repl
 framework's own vocabulary (Lightning `'bf16-mixed'`, Accelerate `'bf16'`, Composer `'amp_bf16'`, axolotl
 `bf16: true`; the fp16 spelling where a target GPU lacks bf16 too). In test code the finding is information: a
 test exercises FP8 on purpose.
+
+Transformer Engine checks the recipe when its autocast is entered: every recipe first needs FP8
+("Device compute capability 8.9 or higher required for FP8 execution."), then `MXFP8BlockScaling` needs 10.0+
+and, since Transformer Engine 2.6, "MXFP8 (for all gemm layouts) is not supported on 12.0+ architectures yet.";
+`Float8BlockScaling` "requires compute capability 9.0 or higher and CUDA >= 12.9"; `NVFP4BlockScaling` needs
+"Device compute capability 10.0 or higher" (transformer_engine/pytorch/quantization.py, `_compute_*_support` and
+`autocast_enter`). torchao's float8 training runs its matmuls through `torch._scaled_mm`, which raises
+"torch._scaled_mm is only supported on CUDA devices with compute capability >= 9.0 or 8.9, or ROCm MI300+"
+(aten/src/ATen/native/cuda/Blas.cpp). Each fails the run when training starts, on the booked machine.
 
 All of this is about the target GPUs. Habana Gaudi, TPUs and Apple silicon have their own precision
 support (Gaudi and TPUs compute natively in bf16), so for a file written for one of them the finding would be
@@ -42,6 +66,8 @@ No fix: which precision replaces FP8 depends on the GPU (bf16 on Ampere, fp16 wi
 
 ## References
 - Transformer Engine support matrix: https://docs.nvidia.com/deeplearning/transformer-engine/user-guide/installation.html
+- Transformer Engine recipe support checks: https://github.com/NVIDIA/TransformerEngine/blob/main/transformer_engine/pytorch/quantization.py
+- PyTorch `_scaled_mm` device check: https://github.com/pytorch/pytorch/blob/main/aten/src/ATen/native/cuda/Blas.cpp
 - Lightning FP8 (Transformer Engine): https://lightning.ai/docs/pytorch/stable/common/precision_intermediate.html
 - Accelerate low-precision training: https://huggingface.co/docs/accelerate/usage_guides/low_precision_training
 - CUDA GPUs and compute capabilities: https://developer.nvidia.com/cuda-gpus
@@ -58,7 +84,7 @@ from precisionlint.model import Finding, Severity
 CODE = "PL304"
 NAME = "fp8-unsupported-gpu"
 SEVERITY = Severity.ERROR
-SUMMARY = "FP8 training on a GPU without FP8 tensor cores (below compute capability 8.9)."
+SUMMARY = "FP8, MXFP8 or NVFP4 training on a GPU that cannot run it (FP8 needs compute capability 8.9+)."
 TARGET = "settings"
 READS = "any-framework"
 NEEDS_PROJECT = True  # reads the project around the file: pins, linked files or the accelerator it targets
@@ -68,6 +94,8 @@ NEEDS_GPU = True
 def check(ctx: CheckContext) -> Iterator[Finding]:
     from precisionlint.checks._gpu import framework_label, instead, names, precision_settings, shown, targets
 
+    if ctx.document.format == "python":
+        yield from _recipes(ctx)
     lacking = [g for g in targets(ctx) if not g.fp8]
     if not lacking:
         return
@@ -91,4 +119,35 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
             f"FP8 ({framework_label(setting)} {shown(setting)}) on {where}, without FP8 tensor cores (needs "
             f"compute capability 8.9+): {effect}; use {suggested}",
             severity=Severity.INFO if in_tests else severity,
+        )
+
+
+def _recipes(ctx: CheckContext) -> Iterator[Finding]:
+    """Transformer Engine recipes and torchao float8 configs built in a script, against the target GPUs."""
+    from precisionlint.checks._fp8_recipes import WORDS, constructions, runs_on
+    from precisionlint.checks._gpu import names, targets
+    from precisionlint.sources.positions import node_span
+    from precisionlint.sources.python_index import PythonIndex
+
+    text = ctx.document.text
+    if not any(word in text for word in WORDS):
+        return
+    gpus = targets(ctx)
+    in_tests = is_test_code(ctx.document.path)
+    index = PythonIndex.of(ctx.document)
+    seen: set[str] = set()
+    for call, name, recipe in constructions(ctx.document.tree, text, index.calls):
+        lacking = [g for g in gpus if not runs_on(recipe, g)]
+        if not lacking or recipe.label in seen:
+            continue
+        seen.add(recipe.label)  # the first construction: one finding per format and file
+        span = recipe.below
+        needs = f"compute capability {recipe.lowest[0]}.{recipe.lowest[1]}+"
+        if span is not None:
+            needs = f"compute capability {recipe.lowest[0]}.x only, not {span[0]}.x"
+        yield ctx.report(
+            node_span(ctx.document, call),
+            f"{recipe.label} (`{name}`) on {names(lacking)}: {recipe.library} runs it on {needs} and refuses "
+            f"other GPUs when training starts (\"{recipe.refusal}\"); choose a recipe every target GPU runs, or bf16",
+            severity=Severity.INFO if in_tests else None,
         )

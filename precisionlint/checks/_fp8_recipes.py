@@ -1,0 +1,87 @@
+"""Low-precision training recipes a Python file constructs, and the NVIDIA compute capabilities that run each.
+
+Transformer Engine (transformer_engine/pytorch/quantization.py, 2.9 and later; fp8.py before): entering
+`te.autocast` / `fp8_autocast` asserts `check_fp8_support()` for every recipe (compute capability 8.9+, "Device
+compute capability 8.9 or higher required for FP8 execution."), then, per recipe class,
+`check_mxfp8_support()` (10.0+, and since 2.6 "MXFP8 (for all gemm layouts) is not supported on 12.0+
+architectures yet."), `check_fp8_block_scaling_support()` ("FP8 block scaled GEMM requires compute capability
+9.0 or higher and CUDA >= 12.9."; Hopper only, 9.x, in 2.3 to 2.8) and `check_nvfp4_support()` ("Device compute
+capability 10.0 or higher required for NVFP4 execution.").
+
+torchao's float8 training (`Float8LinearConfig`, `convert_to_float8_training`) runs its matmuls through
+`torch._scaled_mm`, which refuses devices below 8.9 ("torch._scaled_mm is only supported on CUDA devices with
+compute capability >= 9.0 or 8.9, or ROCm MI300+", aten/src/ATen/native/cuda/Blas.cpp).
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, NamedTuple
+
+if TYPE_CHECKING:
+    from precisionlint.hardware import Gpu
+
+
+class Recipe(NamedTuple):
+    label: str  # how a message names the format
+    library: str  # "Transformer Engine" | "torchao"
+    lowest: tuple[int, int]  # the lowest compute capability that runs it
+    below: tuple[int, int] | None  # the first compute capability that no longer runs it (None: every later one)
+    refusal: str  # the library's own words
+
+
+_TE_FP8 = "Device compute capability 8.9 or higher required for FP8 execution."
+RECIPES: dict[str, Recipe] = {
+    "DelayedScaling": Recipe("FP8 delayed scaling", "Transformer Engine", (8, 9), None, _TE_FP8),
+    "Float8CurrentScaling": Recipe("FP8 current scaling", "Transformer Engine", (8, 9), None, _TE_FP8),
+    "Float8BlockScaling": Recipe(
+        "FP8 block scaling", "Transformer Engine", (9, 0), None,
+        "FP8 block scaled GEMM requires compute capability 9.0 or higher and CUDA >= 12.9."),
+    "MXFP8BlockScaling": Recipe(
+        "MXFP8", "Transformer Engine", (10, 0), (12, 0),
+        "Device compute capability 10.0 or higher required for MXFP8 execution; MXFP8 (for all gemm layouts) is "
+        "not supported on 12.0+ architectures yet."),
+    "NVFP4BlockScaling": Recipe(
+        "NVFP4", "Transformer Engine", (10, 0), None,
+        "Device compute capability 10.0 or higher required for NVFP4 execution."),
+    "Float8LinearConfig": Recipe(
+        "FP8 training", "torchao", (8, 9), None,
+        "torch._scaled_mm is only supported on CUDA devices with compute capability >= 9.0 or 8.9, or ROCm MI300+"),
+    "convert_to_float8_training": Recipe(
+        "FP8 training", "torchao", (8, 9), None,
+        "torch._scaled_mm is only supported on CUDA devices with compute capability >= 9.0 or 8.9, or ROCm MI300+"),
+}
+# The words a file must hold for the engine to parse it for these (engine.PYTHON_KEYWORDS holds them too).
+WORDS = ("DelayedScaling", "CurrentScaling", "BlockScaling", "Float8LinearConfig", "convert_to_float8_training")
+
+
+def runs_on(recipe: Recipe, gpu: Gpu) -> bool:
+    """Whether the GPU runs the recipe. AMD cards are judged by their FP8 support alone (the block and
+    microscaling recipes above are NVIDIA's)."""
+    cc = gpu.compute_capability
+    if cc is None:
+        return gpu.fp8 or recipe.lowest > (8, 9)
+    return cc >= recipe.lowest and (recipe.below is None or cc < recipe.below)
+
+
+def constructions(tree: ast.Module, text: str, calls: list[ast.Call]) -> Iterator[tuple[ast.Call, str, Recipe]]:
+    """The recipe constructions of a file that builds one kind of recipe only: a file that builds several
+    (Megatron's and Transformer Engine's own helpers, which build whatever their caller configures) offers a
+    choice made elsewhere. A Transformer Engine class counts only in a file that names transformer_engine,
+    torchao's in one that names torchao."""
+    found: list[tuple[ast.Call, str, Recipe]] = []
+    for call in calls:
+        func = call.func
+        name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+        if name == "from_recipe_name" and isinstance(func, ast.Attribute):  # Float8LinearConfig.from_recipe_name
+            inner = func.value
+            name = inner.attr if isinstance(inner, ast.Attribute) else inner.id if isinstance(inner, ast.Name) else ""
+        recipe = RECIPES.get(name)
+        if recipe is None:
+            continue
+        if ("transformer_engine" if recipe.library == "Transformer Engine" else "torchao") not in text:
+            continue
+        found.append((call, name, recipe))
+    if len({recipe.label for _, _, recipe in found}) == 1:
+        yield from found

@@ -1,0 +1,54 @@
+"""fp8-unsupported-gpu on the recipes a script builds, against GPUs of every generation: the compute capabilities
+Transformer Engine's own support checks accept (transformer_engine/pytorch/quantization.py)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from precisionlint.checks import find_rule
+from precisionlint.engine import EngineOptions, SourceFile, check_source
+from precisionlint.hardware import find_gpu
+
+SCRIPT = """\
+import transformer_engine.pytorch as te
+from transformer_engine.common import recipe
+
+fp8_recipe = recipe.{cls}()
+with te.autocast(enabled=True, recipe=fp8_recipe):
+    loss = model(x).sum()
+loss.backward()
+"""
+
+
+def _findings(tmp_path: Path, cls: str, gpu: str) -> list[str]:
+    path = tmp_path / "train.py"
+    path.write_text(SCRIPT.format(cls=cls))
+    rule = find_rule("fp8-unsupported-gpu")
+    assert rule is not None
+    options = EngineOptions(rules=[rule], gpus=(find_gpu(gpu),))
+    result = check_source(SourceFile(str(path), "train.py", "python"), options)
+    return [f.message for f in result.findings]
+
+
+@pytest.mark.parametrize(("cls", "gpu", "refused"), [
+    ("DelayedScaling", "L4", False),  # 8.9
+    ("DelayedScaling", "A100", True),
+    ("Float8CurrentScaling", "RTX 4090", False),
+    ("Float8BlockScaling", "L40S", True),  # 8.9: block scaling needs 9.0
+    ("Float8BlockScaling", "H20", False),
+    ("MXFP8BlockScaling", "H100", True),  # 9.0: MXFP8 needs 10.x
+    ("MXFP8BlockScaling", "B200", False),
+    ("MXFP8BlockScaling", "GB300", False),  # 10.3
+    ("MXFP8BlockScaling", "RTX 5090", True),  # 12.0: refused on 12.x
+    ("MXFP8BlockScaling", "GB10", True),  # 12.1
+    ("NVFP4BlockScaling", "H200", True),
+    ("NVFP4BlockScaling", "RTX PRO 6000", False),  # 12.0
+])
+def test_each_recipe_is_judged_by_the_capabilities_that_run_it(tmp_path: Path, cls: str, gpu: str,
+                                                               refused: bool) -> None:
+    found = _findings(tmp_path, cls, gpu)
+    assert bool(found) is refused, found
+    if refused:
+        assert f"`{cls}`" in found[0]
