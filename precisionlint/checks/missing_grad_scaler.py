@@ -80,6 +80,7 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
     in_tests = is_test_code(ctx.document.path)
     if model.framework_managed or model.has_scaler_evidence():
         return
+    yield from _fsdp_float16(ctx, in_tests)
     for event in model.events_of("backward"):
         regions = sorted(event.reached, key=lambda r: r.span)
         risky = [r for r in regions if r.enabled is not False and (r.may_run_float16() or _may_choose_float16(r))]
@@ -145,3 +146,28 @@ def _when(ctx: CheckContext, region: AutocastRegion) -> str:
     if orelse == {"float16"} and "float16" not in body:
         return f"float16 when `{test}` is false"
     return ""
+
+
+def _fsdp_float16(ctx: CheckContext, in_tests: bool) -> Iterator[Finding]:
+    """FSDP computing in float16 (`MixedPrecisionPolicy(param_dtype=torch.float16)`, FSDP1's `MixedPrecision`) in a
+    file that backpropagates with a plain `.backward()` and has no GradScaler."""
+    from precisionlint.checks._fsdp import policies
+
+    model = ctx.script
+    backward = model.events_of("backward")
+    if not backward:
+        return
+    for policy in policies(ctx):
+        if policy.param_dtype != "float16" or policy.param_span is None:
+            continue
+        name = "MixedPrecisionPolicy" if policy.kind == "fsdp2" else "MixedPrecision"
+        scaler = "torch.amp.GradScaler(\"cuda\")" if policy.kind == "fsdp2" else "ShardedGradScaler()"
+        yield ctx.report(
+            policy.param_span,
+            f"FSDP computes forward and backward in float16 (`{name}(param_dtype=torch.float16)`) and "
+            f"`{model.positions.segment(backward[0].node)}` (line {backward[0].span.line}) runs with no GradScaler: "
+            f"float16 gradients below ~6e-8 flush to zero and training silently stalls; use `scaler = {scaler}` "
+            "with `scaler.scale(loss).backward()`, `scaler.step(optimizer)`, `scaler.update()` (or param_dtype="
+            "torch.bfloat16)",
+            severity=Severity.INFO if in_tests else None,
+        )

@@ -34,6 +34,12 @@ ROWS = (
     # fp16's loss-scaling keys copied into the bf16 block: DeepSpeed ignored them before 0.17.1 and rejects
     # them since (the bf16 block is validated with extra keys forbidden). Canonical name: bf16_loss_scaling.
     *(Row(NAME, (block, key), BF16_LOSS_SCALING) for block in ("bf16", "bfloat16") for key in LOSS_SCALING_KEYS),
+    # torch.autocast run by the engine (DeepSpeed 0.17.2+, deepspeed/runtime/torch_autocast.py), the dtype gradients
+    # are accumulated in (data_types.grad_accum_dtype: "fp32" | "fp16" | "bf16") and how many micro-batches are
+    # accumulated
+    Row(NAME, ("torch_autocast", "enabled"), "torch_autocast"),
+    Row(NAME, ("data_types", "grad_accum_dtype"), "grad_accum_dtype"),
+    Row(NAME, ("gradient_accumulation_steps",), "gradient_accumulation_steps"),
 )
 MARKERS = frozenset({"zero_optimization", "train_batch_size", "train_micro_batch_size_per_gpu",
                      "gradient_accumulation_steps", "gradient_clipping", "steps_per_print", "wall_clock_breakdown",
