@@ -11,7 +11,8 @@ Weights created in 16 bits are found too:
 
 - a model loaded with `from_pretrained(..., dtype=torch.bfloat16)` (or `torch_dtype=`, or the dtype's name as a
   string) whose parameters a `torch.optim` optimizer receives, or which a Transformers / TRL `...Trainer(model=...)`
-  trains with its default torch AdamW (no `deepspeed`, `fsdp` or other `optim` in its arguments, no `optimizers=`);
+  trains with its default torch AdamW (arguments written in the file, with no `deepspeed`, `fsdp` or other `optim`,
+  and no `optimizers=`: arguments parsed from a command line may name DeepSpeed or FSDP);
 - the same with `dtype="auto"`, or with no dtype where the project requires Transformers 5 or newer (whose
   default became `"auto"`), when the checkpoint is known to be bfloat16: a local folder whose `config.json` says
   so, or a hub id of a family published in bfloat16 (see fp16-on-bf16-checkpoint);
@@ -192,12 +193,15 @@ def _trainer_over(ctx: CheckContext, half: list[Load]) -> tuple[Load, str] | Non
 
     model = ctx.script
     found: tuple[Load, str] | None = None
-    for node, scope in scoped_nodes(ctx.document.tree, model.table):
+    written = False  # the arguments are written in this file (parsed from a command line, they may hold
+    for node, scope in scoped_nodes(ctx.document.tree, model.table):  # --deepspeed or --fsdp)
         if not isinstance(node, ast.Call):
             continue
         name = _called(node.func)
-        if name in ARGUMENT_CLASSES and not _plain_adamw(node):
-            return None  # DeepSpeed, FSDP or another optimizer: not what this rule can tell
+        if name in ARGUMENT_CLASSES:
+            written = True
+            if not _plain_adamw(node):
+                return None  # DeepSpeed, FSDP or another optimizer: not what this rule can tell
         if not name.endswith("Trainer") or found is not None:
             continue
         argument = next((kw.value for kw in node.keywords if kw.arg == "model"), node.args[0] if node.args else None)
@@ -207,7 +211,7 @@ def _trainer_over(ctx: CheckContext, half: list[Load]) -> tuple[Load, str] | Non
         load = next((ld for ld in half if ld.key == key), None)
         if load is not None and not any(kw.arg in ("optimizers", "optimizer_cls_and_kwargs") for kw in node.keywords):
             found = (load, name)
-    return found
+    return found if written else None
 
 
 def _called(func: ast.expr) -> str:
