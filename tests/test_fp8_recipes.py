@@ -52,3 +52,17 @@ def test_each_recipe_is_judged_by_the_capabilities_that_run_it(tmp_path: Path, c
     assert bool(found) is refused, found
     if refused:
         assert f"`{cls}`" in found[0]
+
+
+def test_transformer_engine_jax_runs_mxfp8_on_12x(tmp_path: Path) -> None:
+    """The JAX side of Transformer Engine checks MXFP8 against compute capability 9.9 and refuses no 12.x."""
+    path = tmp_path / "train.py"
+    path.write_text("from transformer_engine.jax import flax as te_flax\n"
+                    "from transformer_engine.common.recipe import MXFP8BlockScaling\n\n"
+                    "recipe = MXFP8BlockScaling()\n")
+    rule = find_rule("fp8-unsupported-gpu")
+    assert rule is not None
+    for gpu, refused in (("RTX 5090", False), ("H100", True)):
+        options = EngineOptions(rules=[rule], gpus=(find_gpu(gpu),))
+        result = check_source(SourceFile(str(path), "train.py", "python"), options)
+        assert bool(result.findings) is refused, gpu

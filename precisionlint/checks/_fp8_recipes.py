@@ -66,10 +66,11 @@ def runs_on(recipe: Recipe, gpu: Gpu) -> bool:
 
 
 def constructions(tree: ast.Module, text: str, calls: list[ast.Call]) -> Iterator[tuple[ast.Call, str, Recipe]]:
-    """The recipe constructions of a file that builds one kind of recipe only: a file that builds several
-    (Megatron's and Transformer Engine's own helpers, which build whatever their caller configures) offers a
-    choice made elsewhere. A Transformer Engine class counts only in a file that names transformer_engine,
-    torchao's in one that names torchao."""
+    """The recipe constructions of a file that builds one kind of recipe only, outside any `if`: a file that
+    builds several (Megatron's and Transformer Engine's own helpers, which build whatever their caller
+    configures), or builds one under a condition (Megatron's `get_fp4_recipe`, a script's `if args.mxfp8:`),
+    offers a choice made at run time. A Transformer Engine class counts only in a file that names
+    transformer_engine, torchao's in one that names torchao."""
     found: list[tuple[ast.Call, str, Recipe]] = []
     for call in calls:
         func = call.func
@@ -82,6 +83,31 @@ def constructions(tree: ast.Module, text: str, calls: list[ast.Call]) -> Iterato
             continue
         if ("transformer_engine" if recipe.library == "Transformer Engine" else "torchao") not in text:
             continue
+        if recipe.below is not None and "transformer_engine.jax" in text and "transformer_engine.pytorch" not in text:
+            # Transformer Engine's JAX side checks MXFP8 against 9.9 only, with no refusal of 12.x
+            # (transformer_engine/jax/quantize/helper.py, _check_block_scaling_fp8_support)
+            recipe = recipe._replace(below=None)
         found.append((call, name, recipe))
-    if len({recipe.label for _, _, recipe in found}) == 1:
-        yield from found
+    if len({recipe.label for _, _, recipe in found}) != 1:
+        return
+    chosen = _under_a_condition(tree)
+    # built only when a run-time setting asks for it (`if config.fp4_recipe == "nvfp4":`): not reported
+    yield from (item for item in found if id(item[0]) not in chosen)
+
+
+def _under_a_condition(tree: ast.Module) -> set[int]:
+    """ids of the calls written in the body or the else of an `if`, in an arm of `a if c else b`, or in a
+    `match` case."""
+    found: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If):
+            branches: list[ast.AST] = [*node.body, *node.orelse]
+        elif isinstance(node, ast.IfExp):
+            branches = [node.body, node.orelse]
+        elif isinstance(node, ast.Match):
+            branches = [statement for case in node.cases for statement in case.body]
+        else:
+            continue
+        for branch in branches:
+            found.update(id(inner) for inner in ast.walk(branch) if isinstance(inner, ast.Call))
+    return found

@@ -14,9 +14,10 @@ In a script it also reads the low-precision recipe built, against the compute ca
 | torchao `Float8LinearConfig`, `Float8LinearConfig.from_recipe_name`, `convert_to_float8_training` | 8.9 and newer |
 
 A Transformer Engine class counts only in a file that names `transformer_engine`, torchao's only in one that
-names `torchao`; a file that builds recipes of several formats (a helper that builds whichever recipe its
-caller configures, as Megatron-LM's and Transformer Engine's own do) offers a choice made elsewhere and is not
-reported. One finding per format and file.
+names `torchao`. A recipe built under an `if` (Megatron-LM's `get_fp4_recipe` under `if config.fp4_recipe ==
+...`, a script's `if args.mxfp8:`) or in a file that builds recipes of several formats (a helper that builds
+whichever recipe its caller configures) is chosen at run time and is not reported. One finding per format and
+file.
 
 Nothing is reported for a file written for another accelerator, which never runs on the target GPUs: a Python
 module that imports `habana_frameworks`, `optimum.habana` or `torch_xla` at its top level (not under an `if` or
