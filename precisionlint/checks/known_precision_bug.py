@@ -10,7 +10,9 @@ range of affected releases, read in the library's source at those tags, and the 
 | deepspeed | 0.16.9 to 0.19.2 | bf16, ZeRO-2 without offload or `check_grad_overflow` | DeepSpeed#8035 |
 
 A project that declares no version of the package is not reported: nothing says it installs an affected
-release.
+release. A range with no upper bound (`accelerate>=1.4.0`, a library's floor) makes the finding information:
+an installer picks the newest release, which has the fix, unless something else holds the package back; an
+exact pin or a ceiling that keeps an affected release in reach is a warning.
 
 ## Why is this bad?
 These bugs fail silently: the run starts and trains, worse than it should.
@@ -86,10 +88,15 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
             matched = _matches(root, bug["when"])
             if matched is None or _matches(root, bug["unless"], any_of=True) is not None:
                 continue
+            # A range with no ceiling resolves to the newest release, which has the fix, unless something else
+            # holds the package back (a library's floor, `accelerate>=1.4.0`): information. A pin or a ceiling
+            # that keeps an affected release in reach is a warning.
+            open_ended = declared.ceiling is None
             yield ctx.report(
                 ctx.document.span_of(matched.start, matched.end),
                 f"{declared.declared(bug['package'])} allows an affected {bug['package']} release ({show(first)} to "
                 f"{_before(fixed)}): {bug['what']}; {bug['instead']} ({bug['source']})",
+                severity=Severity.INFO if open_ended else None,
             )
 
 
