@@ -37,8 +37,8 @@ LEGACY = "seed_everything: 1\ntrainer:\n  precision: 16\n  max_epochs: 3\n"
     "pins,safe,note",
     [
         ("lightning>=2.1\n", True, ""),
-        ("pytorch-lightning>=1.8\n", False, "needs Lightning 2.0 or newer, and this project declares "
-                                            "pytorch-lightning>=1.8 (requirements.txt)"),
+        ("pytorch-lightning<2.3\n", False, "needs Lightning 2.0 or newer, and this project declares "
+                                           "pytorch-lightning<2.3 (requirements.txt)"),
         ("numpy\n", False, "needs Lightning 2.0 or newer, and this project declares no Lightning version"),
     ],
 )

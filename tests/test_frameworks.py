@@ -150,12 +150,16 @@ def test_likely_readers_get_warnings_and_no_value_fix(tmp_path: Path, monkeypatc
     [safe] = _findings("t.yaml", certain, [find_rule("legacy-precision-value")])
     assert safe.fix is not None and safe.fix.applicability == "safe"
     # Without a declared Lightning 2.x floor the 2.x spelling may not exist where it runs: unsafe, and said.
-    (tmp_path / "requirements.txt").write_text("pytorch-lightning>=1.8\n")
+    (tmp_path / "requirements.txt").write_text("pytorch-lightning<2.3\n")
     forget()
     [allowed_1x] = _findings("t.yaml", certain, [find_rule("legacy-precision-value")])
     assert allowed_1x.fix is not None and allowed_1x.fix.applicability == "unsafe"
     description = allowed_1x.fix.description
-    assert "needs Lightning 2.0 or newer, and this project declares pytorch-lightning>=1.8" in description
+    assert "needs Lightning 2.0 or newer, and this project declares pytorch-lightning<2.3" in description
+    # A floor below 2.0 promises that Lightning 1.8 runs it, which rejects '16-mixed': nothing to say.
+    (tmp_path / "requirements.txt").write_text("pytorch-lightning>=1.8\n")
+    forget()
+    assert _findings("t.yaml", certain, [find_rule("legacy-precision-value")]) == []
     (tmp_path / "requirements.txt").unlink()
     forget()
     [unknown] = _findings("t.yaml", certain, [find_rule("legacy-precision-value")])

@@ -247,7 +247,9 @@ LEGACY_YAML = "trainer:\n  precision: 16\n  max_epochs: 3\n  _target_: lightning
 
 @pytest.mark.parametrize(
     "pins,expected",
-    [("pytorch-lightning==1.9.5\n", None), ("pytorch-lightning>=1.8\n", "unsafe"), ("lightning>=2.1\n", "safe")],
+    # A floor below 2.0 promises that Lightning 1.8 runs the config, which rejects '16-mixed': nothing to say.
+    [("pytorch-lightning==1.9.5\n", None), ("pytorch-lightning>=1.8\n", None), ("pytorch-lightning<2.2\n", "unsafe"),
+     ("lightning>=2.1\n", "safe")],
 )
 def test_legacy_precision_follows_the_lightning_pin(tmp_path: Path, pins: str, expected: str | None) -> None:
     _write(tmp_path, {"pyproject.toml": '[project]\nname = "x"\n', "requirements.txt": pins,
@@ -441,3 +443,51 @@ def test_a_part_s_own_requirements_file_is_read(tmp_path: Path) -> None:
     result = _check(tmp_path, "--select", "deprecated-amp-api", "--output-format", "json", "det")
     [finding] = json.loads(result.stdout)
     assert finding["severity"] == "info"
+
+
+def test_the_whole_project_s_environment_folders_declare_versions(tmp_path: Path) -> None:
+    """docker/environment.yml, requirements/<part>/*.txt, a conda file named after the project and lock files
+    declare versions; an example's own requirements.txt and a folder that is a project of its own do not count
+    for the rest, and a config named like an environment file declares nothing."""
+    _write(tmp_path, {
+        "setup.py": "",
+        "docker/environment.yml": "name: x\ndependencies:\n  - pip:\n    - pytorch-lightning==1.8.6\n",
+        "requirements/pytorch/base.txt": "torch>=2.2\n",
+        "docker/tools/setup.py": "",
+        "docker/tools/requirements.txt": "transformers==4.30\n",
+        "examples/old/requirements.txt": "accelerate==0.10\n",
+        "configs/env/default.yaml": "dependencies: [a]\n",
+        "uv.lock": '[[package]]\nname = "deepspeed"\nversion = "0.14.4"\nsource = { registry = "x" }\n',
+        "src/train.py": "",
+    })
+    project = project_for(str(tmp_path / "src" / "train.py"))
+    assert project.version("lightning").declared("lightning") == "pytorch-lightning==1.8.6 (docker/environment.yml)"
+    assert project.version("torch").describe() == ">=2.2"
+    assert project.version("deepspeed").describe() == "==0.14.4"
+    assert project.version("transformers") is None
+    assert project.version("accelerate") is None
+
+
+def test_a_conda_file_named_after_the_project_and_pixi(tmp_path: Path) -> None:
+    _write(tmp_path, {
+        "pyproject.toml": '[project]\nname = "x"\n',
+        "speech_env.yml": "name: speech\ndependencies:\n  - python=3.8\n  - pytorch-lightning=1.8\n",
+        "pixi.toml": '[dependencies]\npytorch = "2.1.*"\n[feature.cuda.pypi-dependencies]\n'
+                     'transformers = { version = ">=4.40" }\n',
+        "train.py": "",
+    })
+    project = project_for(str(tmp_path / "train.py"))
+    assert project.version("lightning").describe() == ">=1.8,<1.9"
+    assert project.version("torch").describe() == ">=2.1,<2.2"
+    assert project.version("transformers").describe() == ">=4.40"
+
+
+def test_a_changed_environment_file_under_docker_is_never_answered_from_the_cache(tmp_path: Path) -> None:
+    _write(tmp_path, {"pyproject.toml": '[project]\nname = "x"\n',
+                      "docker/environment.yml": "dependencies:\n  - pytorch-lightning=1.8\n",
+                      "config.yaml": LEGACY_YAML})
+    first = _check(tmp_path, "--select", "legacy-precision-value", "--output-format", "json", "config.yaml")
+    assert json.loads(first.stdout) == []
+    (tmp_path / "docker/environment.yml").write_text("dependencies:\n  - pytorch-lightning=2.2\n")
+    second = _check(tmp_path, "--select", "legacy-precision-value", "--output-format", "json", "config.yaml")
+    assert [f["code"] for f in json.loads(second.stdout)] == ["PL102"]

@@ -14,12 +14,20 @@ Finds a precision value, spelling, argument or API that the framework version th
   Transformers 5 or newer.
 
 Versions are read from the project's `pyproject.toml` (PEP 621 and Poetry), `requirements*.txt` (with `-r`
-includes), `setup.py` / `setup.cfg` literals and conda's `environment.yml`, from the file's folder up to the
-project root; `[tool.precisionlint] target-versions = { torch = "2.4", lightning = "2.2" }` states them where
-nothing is pinned. The rule fires only when every version the declaration allows rejects the value: a range
-such as `torch>=1.13` (which allows 2.3) or no declaration at all says nothing. Uses under a version test or
-in a `try:` with an `ImportError` fallback are not reported. Where the reader of a config is only likely (see
-"How a file is attributed"), the finding is a warning.
+includes), `setup.py` / `setup.cfg` literals, conda environment files (`environment*.yml`, `<name>_env.yml`,
+`conda*.yml`), Dockerfiles (`pip install` lines, PyTorch base images) and lock files (`uv.lock`, `poetry.lock`,
+`pixi.toml`), from the file's folder up to the project root, then from the folders under the root that hold
+the whole project's environment (`docker/`, `requirements/`, `env/`, `.devcontainer/`, ...);
+`[tool.precisionlint] target-versions = { torch = "2.4", lightning = "2.2" }` states them where nothing is
+pinned. Where every version the declaration allows rejects the value, the finding is an error. A declared floor
+is a promise too: where the floor lacks an API or spelling that a newer allowed version has (`torch>=2.2` and
+`torch.amp.GradScaler`, added in 2.3; `pytorch-lightning>=1.8` and `"16-mixed"`), the finding is a warning that
+names the floor and the version that added it. A range without a floor (`torch<3`) or no declaration at all
+says nothing. A Lightning 2.x spelling beside an argument only Lightning 1.x accepts (`gpus`,
+`resume_from_checkpoint`, ...) in one mapping or call is a warning too: one of the two fails at start-up,
+whichever Lightning runs. Uses under a version test or in a `try:` with an `ImportError` fallback are not
+reported. Where the reader of a config is only likely (see "How a file is attributed"), the finding is a
+warning.
 
 A DeepSpeed `amp` block is not reported here: no DeepSpeed release rejects it (up to 0.19 an enabled `amp`
 block still runs NVIDIA apex AMP); `conflicting-precision` reports it beside an enabled fp16 or bf16 block.
@@ -76,7 +84,9 @@ from typing import NamedTuple
 
 from precisionlint.checks import CheckContext
 from precisionlint.checks._attribution import at_most_warning, certain, hedge
+from precisionlint.frameworks.lightning import one_x_arguments
 from precisionlint.model import Finding, Fix, Setting, Severity, Span
+from precisionlint.project import disk_path
 from precisionlint.project.versions import VersionRange, show
 
 CODE = "PL401"
@@ -136,17 +146,38 @@ def _lightning_2_spelling(ctx: CheckContext, setting: Setting) -> Iterator[Findi
     if not isinstance(value, str) or value not in _LIGHTNING_2:
         return
     found = ctx.project.version("lightning")
-    if found is None or not found.all_below((2, 0)):
-        return
     old = _LIGHTNING_2[value]
     advice = f"write `{old}` (the 1.x spelling)" if old else "it has no Lightning 1.x equivalent"
-    yield ctx.report(
-        setting.span,
-        f"`precision={value!r}` is a Lightning 2.x spelling, but {_pinned(found, 'lightning')}: Lightning "
-        f"1.x rejects it (\"Precision '{value}' is invalid\"); {advice}, or upgrade Lightning to 2.0 or newer"
-        f"{hedge(setting, 'Lightning')}",
-        severity=at_most_warning(setting, Severity.ERROR),
-    )
+    refusal = f"Lightning 1.x rejects it (\"Precision '{value}' is invalid\")"
+    if found is not None and found.all_below((2, 0)):
+        yield ctx.report(
+            setting.span,
+            f"`precision={value!r}` is a Lightning 2.x spelling, but {_pinned(found, 'lightning')}: {refusal}; "
+            f"{advice}, or upgrade Lightning to 2.0 or newer{hedge(setting, 'Lightning')}",
+            severity=at_most_warning(setting, Severity.ERROR),
+        )
+    elif found is not None and found.admits_below((2, 0)) and found.floor is not None:
+        floor = show(found.floor.version)
+        yield ctx.report(
+            setting.span,
+            f"`precision={value!r}` is a Lightning 2.x spelling, but {_pinned(found, 'lightning')}, which admits "
+            f"Lightning {floor}: {refusal}; raise the Lightning floor to 2.0, or {advice}"
+            f"{hedge(setting, 'Lightning')}",
+            severity=Severity.WARNING,
+        )
+    elif found is None or not found.all_at_least((2, 0)):  # under a 2.x floor the 1.x argument is the mistake
+        beside = one_x_arguments(ctx.document, setting)
+        if beside:
+            names = ", ".join(f"`{name}`" for name in beside[:3])
+            yield ctx.report(
+                setting.span,
+                f"`precision={value!r}` is a Lightning 2.x spelling, but {names} beside it "
+                f"{'is an argument' if len(beside) == 1 else 'are arguments'} only Lightning 1.x accepts: "
+                f"one of them fails at start-up (Lightning 1.x: \"Precision '{value}' is invalid\"; 2.x: "
+                f"`TypeError: unexpected keyword argument '{beside[0]}'`); under Lightning 1.x {advice}, "
+                f"under 2.x remove {names}{hedge(setting, 'Lightning')}",
+                severity=Severity.WARNING,
+            )
 
 
 class _Removal(NamedTuple):
@@ -218,12 +249,19 @@ def _mentions_new_torch_api(text: str) -> bool:
 
 def _torch_apis(ctx: CheckContext) -> Iterator[Finding]:
     found = ctx.project.version("torch")
-    if found is None or not any(found.all_below(introduced) for introduced in _INTRODUCED):
+    if found is None or not any(found.all_below(introduced) or found.admits_below(introduced)
+                                for introduced in _INTRODUCED):
         return  # nothing to compare with, or every API is there in every declared version: no need to look
     model = ctx.script
     uses: list[tuple[Span, str, tuple[int, int]]] = []
     resolver, table = model.resolver, model.table
-    for node, guarded in _walk(ctx.document.tree):
+    found_uses = _walk(ctx.document.tree)
+    # A floor is a promise for the files it speaks for, and a file that tests the torch version anywhere picks
+    # its APIs by version itself (Accelerate's GradScaler factory: an `is_torch_version` test beside branches
+    # for other devices).
+    floor_promised = not any(guarded and _torch_use(node) for node, guarded in found_uses) and ctx.project.covers(
+        disk_path(ctx.document), found)
+    for node, guarded in found_uses:
         if guarded:
             continue
         if isinstance(node, ast.ImportFrom) and node.module in ("torch.amp", "torch") and node.level == 0:
@@ -240,13 +278,27 @@ def _torch_apis(ctx: CheckContext) -> Iterator[Finding]:
         if use.kind == "new" and not use.version_switched:
             uses.append((use.span, use.api, (2, 9)))
     for span, api, introduced in uses:
-        if not found.all_below(introduced):
-            continue
-        yield ctx.report(
-            span,
-            f"`{api}` appeared in PyTorch {show(introduced)}, but {_pinned(found, 'torch')}: it does not exist "
-            f"there; use the API of that version or raise the torch pin to {show(introduced)} or newer",
-        )
+        if found.all_below(introduced):
+            yield ctx.report(
+                span,
+                f"`{api}` appeared in PyTorch {show(introduced)}, but {_pinned(found, 'torch')}: it does not "
+                f"exist there; use the API of that version or raise the torch pin to {show(introduced)} or newer",
+            )
+        elif found.admits_below(introduced) and found.floor is not None and floor_promised:
+            floor = show(found.floor.version)
+            yield ctx.report(
+                span,
+                f"`{api}` appeared in PyTorch {show(introduced)}, but {_pinned(found, 'torch')}, which admits "
+                f"torch {floor}: it does not exist there; raise the torch floor to {show(introduced)} or use "
+                f"the API of {floor}",
+                severity=Severity.WARNING,
+            )
+
+
+def _torch_use(node: ast.AST) -> bool:
+    """An API attribute, or an import from torch or torch.amp."""
+    return isinstance(node, ast.Attribute) or (
+        isinstance(node, ast.ImportFrom) and node.module in ("torch.amp", "torch") and node.level == 0)
 
 
 _API_ATTRIBUTES = frozenset(("GradScaler", "custom_fwd", "custom_bwd"))

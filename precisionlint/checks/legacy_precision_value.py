@@ -30,16 +30,20 @@ trainer:
 ```
 
 Where the project pins Lightning 1.x (`pytorch-lightning==1.9.5` in requirements.txt, pyproject.toml,
-setup.py/setup.cfg, environment.yml, a Dockerfile's `pip install` or `[tool.precisionlint] target-versions`),
-these are the right spellings and nothing is reported.
+setup.py/setup.cfg, a conda environment file such as environment.yml, docker/environment.yml or
+`<name>_env.yml`, a Dockerfile's `pip install`, requirements/*.txt, a lock file or `[tool.precisionlint]
+target-versions`), or declares a floor below 2.0 (`pytorch-lightning>=1.8`: 1.8 must still run the project),
+these are the right spellings and nothing is reported. The same holds where the mapping or the call also
+passes an argument only Lightning 1.x accepts (`gpus`, `resume_from_checkpoint`, `weights_summary`, ...):
+its reader is Lightning 1.x, which rejects the 2.x spellings.
 
 ## Fix safety
 Safe when Lightning certainly reads the value and the project declares Lightning 2.0 or newer as its floor
 (`lightning>=2.1` in requirements.txt, pyproject.toml, setup.py/setup.cfg, environment.yml, or
 `[tool.precisionlint] target-versions`): the fix writes the exact value Lightning maps the legacy spelling to,
 so training does not change. Unsafe (applied only with `--unsafe-fixes`, and the description says which
-Lightning it needs) where the declared range still allows 1.x (`pytorch-lightning>=1.8`) or no Lightning
-version is declared, because Lightning 1.x rejects the 2.x spelling; and where the reader is only likely
+Lightning it needs) where the declared range has no floor and still allows 1.x (`pytorch-lightning<2.2`) or no
+Lightning version is declared, because Lightning 1.x rejects the 2.x spelling; and where the reader is only likely
 Lightning, because another reader may not accept it.
 
 ## References
@@ -56,6 +60,7 @@ from precisionlint.checks._attribution import certain, hedge, is_test_code
 from precisionlint.checks._pins import floor_has
 from precisionlint.edits import replace_value
 from precisionlint.frameworks import LIGHTNING_LEGACY
+from precisionlint.frameworks.lightning import one_x_arguments
 from precisionlint.model import Finding, Severity
 
 CODE = "PL102"
@@ -81,9 +86,12 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
             continue
         modern = LIGHTNING_LEGACY[value]
         # The project's Lightning pin: under 1.x these are the only spellings (the 2.x ones are rejected there).
+        # A declared floor below 2.0 promises that 1.x still runs the project, where 2.x spellings are rejected.
         pinned = ctx.project.version("lightning")
-        if pinned is not None and pinned.all_below((2, 0)):
+        if pinned is not None and (pinned.all_below((2, 0)) or pinned.admits_below((2, 0))):
             continue
+        if one_x_arguments(ctx.document, setting):
+            continue  # `gpus`, `resume_from_checkpoint` ... beside it: a Lightning 1.x reader
         loud = value in (16, "16", "bf16")
         where = hedge(setting, "Lightning")
         if loud:

@@ -99,7 +99,10 @@ TRAINER_ARGS = frozenset({
     "gradient_clip_algorithm", "deterministic", "benchmark", "inference_mode", "use_distributed_sampler",
     "profiler", "detect_anomaly", "barebones", "plugins", "sync_batchnorm", "reload_dataloaders_every_n_epochs",
     "default_root_dir", "model_registry",
-    # 1.x
+})
+# The arguments only Lightning 1.x's Trainer takes: 2.0 removed them (`TypeError: unexpected keyword argument`).
+# A config or call that passes one is read by Lightning 1.x, where the 1.x precision spellings are the only ones.
+ONE_X_ARGS = frozenset({
     "gpus", "tpu_cores", "ipus", "num_processes", "auto_select_gpus", "amp_backend", "amp_level",
     "resume_from_checkpoint", "replace_sampler_ddp", "weights_summary", "progress_bar_refresh_rate",
     "flush_logs_every_n_steps", "terminate_on_nan", "auto_lr_find", "auto_scale_batch_size", "track_grad_norm",
@@ -108,6 +111,7 @@ TRAINER_ARGS = frozenset({
     "reload_dataloaders_every_epoch", "truncated_bptt_steps", "enable_pl_optimizer", "val_percent_check",
     "train_percent_check", "accelerator_kwargs",
 })
+TRAINER_ARGS = TRAINER_ARGS | ONE_X_ARGS
 # Hydra's own keys, allowed beside the arguments of the object it builds.
 HYDRA_KEYS = frozenset({"_target_", "_partial_", "_convert_", "_recursive_", "_args_", "defaults"})
 # Arguments that few other trainers spell the same way: one of them beside `precision` is the shape of a
@@ -201,3 +205,41 @@ def attribute(root: Any, facts: Facts) -> Iterator[Section]:
 
 def _nemo_style(node: Any) -> bool:
     return node is not None and node.kind == "map" and node.get("exp_manager") is not None
+
+
+def one_x_arguments(document: Any, setting: Any) -> list[str]:
+    """The arguments beside a Lightning setting (in its config mapping, or its `Trainer(...)` call) that only
+    Lightning 1.x accepts (ONE_X_ARGS): evidence that the reader is Lightning 1.x, whatever the pins say."""
+    keys = _beside(document, setting)
+    return sorted(keys & ONE_X_ARGS)
+
+
+def _beside(document: Any, setting: Any) -> set[str]:
+    import ast
+
+    tree = document.tree
+    if document.format == "python":
+        if not isinstance(tree, ast.Module):
+            return set()
+        line, column = setting.key_span.line, setting.key_span.column
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Call) and node.lineno <= line <= (node.end_lineno or node.lineno):
+                if any(k.arg == setting.key_path[-1] and k.lineno == line and k.col_offset + 1 == column
+                       for k in node.keywords):
+                    return {k.arg for k in node.keywords if k.arg is not None}
+        return set()
+    if document.format not in ("yaml", "json", "toml"):
+        return set()
+    from precisionlint.sources.tree import roots
+
+    for root in roots(tree):  # the document (of a YAML stream) whose mapping holds the setting's value
+        mapping: Any = root
+        for key in setting.key_path[:-1]:
+            entry = mapping.get(key) if getattr(mapping, "kind", None) == "map" else None
+            mapping = entry.value if entry is not None else None
+        if getattr(mapping, "kind", None) != "map":
+            continue
+        entry = mapping.get(setting.key_path[-1])
+        if entry is not None and entry.value.start == setting.value_offsets[0]:
+            return set(mapping.keys())
+    return set()

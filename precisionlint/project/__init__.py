@@ -15,6 +15,7 @@ them. Unknown stays unknown: `version()` is None.
 from __future__ import annotations
 
 import os
+import re
 import time
 from typing import TYPE_CHECKING
 
@@ -44,7 +45,7 @@ class Directory:
     """What one directory declares itself. Listed when first met; its pin files are read only when a rule
     first asks for a version."""
 
-    __slots__ = ("path", "_pins", "_targets", "boundary", "names")
+    __slots__ = ("path", "_pins", "_targets", "boundary", "names", "_wide_files", "_wide_pins")
 
     def __init__(self, path: str) -> None:
         self.path = path
@@ -55,6 +56,8 @@ class Directory:
         except OSError:
             self.names = frozenset()
         self.boundary = any(name in self.names for name in _BOUNDARY_FILES) or ".git" in self.names
+        self._wide_files: list[str] | None = None
+        self._wide_pins: Pins | None = None
 
     @property
     def pins(self) -> Pins:
@@ -69,15 +72,58 @@ class Directory:
         return self._targets
 
     def pin_files(self) -> list[str]:
-        from precisionlint.project.pin_files import dockerfiles, requirement_files
+        from precisionlint.project.pin_files import dockerfiles, other_pin_files, requirement_files
 
-        return [name for name in (*_CONFIG_FILES, *_PIN_FILES, *requirement_files(self.names),
-                                  *dockerfiles(self.names)) if name in self.names]
+        names = (*_CONFIG_FILES, *_PIN_FILES, *requirement_files(self.names), *dockerfiles(self.names),
+                 *other_pin_files(self.names))
+        return [name for name in dict.fromkeys(names) if name in self.names]
+
+    def wide_files(self) -> list[str]:
+        """The pin files of the folders under this root that hold the whole project's environment
+        (pin_files.PROJECT_PIN_FOLDERS: docker/environment.yml, requirements/base.txt, requirements/pytorch/
+        base.txt), as paths relative to it. Only those folders and the folders directly inside them are
+        listed; a folder that is a project of its own (its own pyproject.toml, setup.py, setup.cfg or .git)
+        declares for itself."""
+        if self._wide_files is not None:
+            return self._wide_files
+        from precisionlint.project.pin_files import PROJECT_PIN_FOLDERS, is_project_pin_file
+
+        found: list[str] = []
+        for top in sorted(self.names):
+            if top.lower() not in PROJECT_PIN_FOLDERS:
+                continue
+            pending = [(top, 0)]
+            while pending:
+                relative, depth = pending.pop()
+                try:
+                    with os.scandir(os.path.join(self.path, relative)) as entries:
+                        listing = sorted((entry.name, entry.is_dir(), entry.is_file()) for entry in entries)
+                except OSError:
+                    continue
+                names = {name for name, _, _ in listing}
+                if depth and (names & {*_BOUNDARY_FILES, ".git"}):
+                    continue
+                for name, is_dir, is_file in listing:
+                    if is_file and is_project_pin_file(top, name):
+                        found.append(f"{relative}/{name}")
+                    elif is_dir and depth == 0 and not name.startswith("."):
+                        pending.append((f"{relative}/{name}", depth + 1))
+        self._wide_files = found = sorted(found)[:64]
+        return found
+
+    @property
+    def wide_pins(self) -> Pins:
+        """What wide_files declare together (the loosest reading of them all)."""
+        if self._wide_pins is None:
+            self._wide_pins = {}
+            for relative in self.wide_files():
+                _read_pin_file(os.path.join(self.path, relative), relative, self._wide_pins)
+        return self._wide_pins
 
     def signature(self, now_ns: int | None = None) -> str:
         """Names and stat of the pin files: what a cached result's versions came from (see file_signature)."""
         parts = []
-        for name in self.pin_files():
+        for name in (*self.pin_files(), *(self.wide_files() if self.boundary else ())):
             signature = file_signature(os.path.join(self.path, name), now_ns)
             if signature is not None:
                 parts.append(f"{name}:{signature}")
@@ -85,13 +131,12 @@ class Directory:
 
     def _read(self) -> None:
         from precisionlint.project import pins as readers
-        from precisionlint.project.pin_files import is_dockerfile, is_requirements
 
         pins = self._pins if self._pins is not None else {}
         for name in self.pin_files():
             path = os.path.join(self.path, name)
-            if is_requirements(name):
-                readers.read_requirements(path, pins, display=name)
+            if name not in _CONFIG_FILES and name != "pyproject.toml":
+                _read_pin_file(path, name, pins)
                 continue
             text = readers.read_text(path)
             if text is None:
@@ -110,14 +155,34 @@ class Directory:
                     if isinstance(table, dict) and not self._targets:
                         targets = table.get("target-versions", table.get("target_versions"))
                         readers.read_target_versions(targets, self._targets, "pyproject.toml")
-            elif name == "setup.py":
-                readers.read_setup_py(text, pins)
-            elif name == "setup.cfg":
-                readers.read_setup_cfg(text, pins)
-            elif is_dockerfile(name):
-                readers.read_dockerfile(text, pins, name)
-            else:
-                readers.read_environment_yml(text, pins, name)
+
+
+def _read_pin_file(path: str, display: str, pins: Pins) -> None:
+    """One pin file other than pyproject.toml and precisionlint's own configuration, by its name."""
+    from precisionlint.project import pins as readers
+    from precisionlint.project.pin_files import LOCK_FILES, is_dockerfile, is_requirements
+
+    name = os.path.basename(path)
+    if is_requirements(name) or (name.lower().endswith((".txt", ".in")) and not is_dockerfile(name)):
+        readers.read_requirements(path, pins, display=display)
+        return
+    text = readers.read_text(path)
+    if text is None:
+        return
+    if name == "setup.py":
+        readers.read_setup_py(text, pins, display)
+    elif name == "setup.cfg":
+        readers.read_setup_cfg(text, pins, display)
+    elif is_dockerfile(name):
+        readers.read_dockerfile(text, pins, display)
+    elif name == "pixi.toml":
+        data = _toml(text)
+        if data is not None:
+            readers.read_pixi(data, pins, display)
+    elif name in LOCK_FILES:
+        readers.read_lock(text, pins, display)
+    else:
+        readers.read_environment_yml(text, pins, display)
 
 
 def file_signature(path: str, now_ns: int | None = None) -> str | None:
@@ -170,8 +235,13 @@ class Project:
             if hits:
                 found = hits[0]
         if found is None:
-            for directory in self.chain:  # nearest declaration first
-                hits = [directory.pins[n] for n in names if n in directory.pins]
+            # Nearest declaration first; then the folders that hold the whole project's environment
+            # (docker/environment.yml, requirements/base.txt) where no directory of the chain declares it.
+            tables = [directory.pins for directory in self.chain]
+            if self.chain and self.chain[-1].boundary:
+                tables.append(self.chain[-1].wide_pins)
+            for table in tables:
+                hits = [table[n] for n in names if n in table]
                 if hits:
                     found = hits[0]
                     for other in hits[1:]:
@@ -179,6 +249,29 @@ class Project:
                     break
         self._versions[framework] = found
         return found
+
+    def covers(self, file_path: str, found: VersionRange) -> bool:
+        """Whether a declaration speaks for a file: an environment's pins (requirements, conda, Docker, lock
+        files) for every file of the project, a package's metadata (setup.py, setup.cfg, pyproject.toml) for
+        the package it installs: files under `src/`, or under a folder with an `__init__.py` named as the
+        package is (`speechbrain/`). An example or a benchmark beside the package runs in whatever
+        environment its user made, which the package's floor does not describe."""
+        declared_in = os.path.basename(found.source.partition(": ")[0].split(",")[0].split(" FROM ")[0])
+        if declared_in not in _BOUNDARY_FILES:
+            return True
+        folder = os.path.dirname(os.path.abspath(file_path))
+        for directory in self.chain:
+            if declared_in not in directory.names:
+                continue
+            relative = os.path.relpath(folder, directory.path).replace(os.sep, "/")
+            top = relative.split("/")[0]
+            if relative == "." or top == os.pardir:
+                return relative == "."
+            if top == "src":
+                return True
+            return os.path.isfile(os.path.join(directory.path, top, "__init__.py")) and \
+                _normal(top) in _package_names(directory)
+        return True
 
     def resolve(self, base_file: str, literal: str) -> str | None:
         """The file a literal path names, relative to the file that names it, then to the project root and
@@ -210,6 +303,25 @@ class Project:
         path = self.resolve(base_file, literal)
         document = self.document(path) if path is not None else None
         return (path, document) if path is not None and document is not None else None
+
+
+def _normal(name: str) -> str:
+    return name.replace("-", "_").replace(".", "_").lower()
+
+
+_NAME_WRITTEN = re.compile(r"""\bname\s*=\s*["']([A-Za-z0-9][A-Za-z0-9._-]*)["']""")
+
+
+def _package_names(directory: Directory) -> set[str]:
+    """The names a directory's packaging files give (`name = "speechbrain"`, `name="peft"`), normalised."""
+    names: set[str] = set()
+    from precisionlint.project.pins import read_text
+
+    for file_name in _BOUNDARY_FILES:
+        if file_name in directory.names:
+            text = read_text(os.path.join(directory.path, file_name)) or ""
+            names.update(_normal(match.group(1)) for match in _NAME_WRITTEN.finditer(text))
+    return names
 
 
 _DIRECTORIES: dict[str, Directory] = {}
@@ -341,9 +453,10 @@ def forget_file(path: str) -> None:
 
 def is_pin_file(name: str) -> bool:
     """Whether a file of this name declares versions for the files under its directory."""
-    from precisionlint.project.pin_files import requirement_files
+    from precisionlint.project.pin_files import other_pin_files, requirement_files
 
-    return name in _CONFIG_FILES or name in _PIN_FILES or bool(requirement_files(frozenset({name})))
+    return name in _CONFIG_FILES or name in _PIN_FILES or bool(requirement_files(frozenset({name}))) \
+        or bool(other_pin_files((name,)))
 
 
 def display_path(path: str) -> str:

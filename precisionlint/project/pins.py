@@ -228,7 +228,10 @@ def _simple_environment(text: str) -> list[Any] | None:
 
 
 def read_environment_yml(text: str, pins: Pins, source: str = "environment.yml") -> None:
-    """conda's `dependencies:` (`pytorch=1.13`, `pytorch-lightning==1.9.5`, `python=3.10`) and its `pip:` list."""
+    """conda's `dependencies:` (`pytorch=1.13`, `pytorch-lightning==1.9.5`, `python=3.10`) and its `pip:` list.
+    A file without that key (a config named like an environment file, `env.yaml`) is not parsed at all."""
+    if "dependencies" not in text:
+        return
     dependencies: Any = _simple_environment(text)
     if dependencies is None:
         try:
@@ -385,3 +388,39 @@ def _base_image_torch(words: list[str], arguments: dict[str, str]) -> tuple[str,
         return (image, "<2.3")
     return None
 
+
+
+# A `[[package]]` table of uv.lock and poetry.lock: its name, then its version, each on a line of its own.
+_LOCKED = re.compile(r'^\[\[package\]\]\s*\nname\s*=\s*"([^"\n]+)"\s*\nversion\s*=\s*"([^"\n]+)"', re.MULTILINE)
+
+
+def read_lock(text: str, pins: Pins, source: str) -> None:
+    """The exact versions of uv.lock and poetry.lock (`[[package]]`, `name = "torch"`, `version = "2.5.1"`),
+    read with a pattern rather than a TOML parser: a lock file runs to megabytes, and only the name and
+    version of each package matter here. A package locked twice (uv forks by platform) keeps both."""
+    for match in _LOCKED.finditer(text):
+        name, version = match.group(1), match.group(2)
+        _add(pins, name, parse_specifier(f"=={version}", f"{source}: {name}=={version}"))
+
+
+def read_pixi(data: dict[str, Any], pins: Pins, source: str = "pixi.toml") -> None:
+    """pixi's `[dependencies]` (conda match specs: `pytorch = ">=2.1,<2.5"`, `"2.4.*"`) and
+    `[pypi-dependencies]`, of the workspace and of each `[feature.NAME]`; a table's `version` where the
+    spec is one (`torch = { version = ">=2.1", index = ... }`)."""
+    tables: list[Any] = [data]
+    features = data.get("feature")
+    if isinstance(features, dict):
+        tables += [feature for feature in features.values() if isinstance(feature, dict)]
+    for table in tables:
+        for key in ("dependencies", "pypi-dependencies"):
+            entries = table.get(key)
+            if not isinstance(entries, dict):
+                continue
+            for name, spec in entries.items():
+                if isinstance(spec, dict):
+                    spec = spec.get("version")
+                if not isinstance(spec, str) or not spec.strip() or spec.strip() == "*":
+                    continue
+                package = "torch" if normalize(str(name)) == "pytorch" else str(name)
+                conda = key == "dependencies" and bool(re.fullmatch(r"[\d.*]+", spec.strip()))
+                _add(pins, package, parse_specifier(spec, f"{source}: {name} = \"{spec}\"", conda=conda))

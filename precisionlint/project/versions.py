@@ -70,6 +70,11 @@ class VersionRange(NamedTuple):
             return False
         return self.floor.version >= _trim(version)
 
+    def admits_below(self, version: Version) -> bool:
+        """The declared floor is older than `version`: the range promises a version that lacks what
+        `version` introduced (`torch>=2.2` and an API of 2.3). A range without a floor promises nothing."""
+        return self.floor is not None and self.floor.version < _trim(version)
+
     def union(self, other: VersionRange) -> VersionRange:
         """The loosest reading of two declarations of one package (requirements.txt and pyproject.toml may
         both name torch): a rule that fires on `all_below` or trusts `all_at_least` stays right for either."""
@@ -81,7 +86,13 @@ class VersionRange(NamedTuple):
             ceiling = None
         else:
             ceiling = max(self.ceiling, other.ceiling, key=lambda b: (b.version, b.inclusive))
-        source = self.source if self.source == other.source else f"{self.source}, {other.source}"
+        # The declaration that sets the floor (or, without one, the ceiling) speaks for the union in messages.
+        if self.source == other.source:
+            source = self.source
+        elif floor is not None:
+            source = self.source if floor == self.floor else other.source
+        else:
+            source = self.source if self.floor is None else other.source
         return VersionRange(floor, ceiling, source)
 
     def declared(self, package: str) -> str:
