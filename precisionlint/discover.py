@@ -25,15 +25,53 @@ from precisionlint.engine import SourceFile
 from precisionlint.model import Format
 from precisionlint.sources import format_of
 
+# Folders skipped by their name alone, because the name proves they hold no code of the project: version
+# control, tools' caches, installed packages. Nothing else is skipped by its name: a Hydra config group `env/`,
+# a package `wandb/` or `build/` are the user's. Other folders are skipped by what they hold (_generated_reason):
+# a virtual environment (pyvenv.cfg), a conda environment (conda-meta/), run records of Weights & Biases,
+# MLflow and Lightning, and setuptools' build output.
 DEFAULT_EXCLUDES = (
-    ".git", ".hg", ".svn", ".venv", "venv", ".env", "env", "node_modules", "__pycache__", ".mypy_cache",
-    ".ruff_cache", ".pytest_cache", ".tox", ".nox", "build", "dist", "site-packages", ".eggs", "*.egg-info",
-    ".ipynb_checkpoints", "wandb", "mlruns", "lightning_logs", ".precisionlint_cache",
+    ".git", ".hg", ".svn", "node_modules", "__pycache__", ".mypy_cache", ".ruff_cache", ".pytest_cache", ".tox",
+    ".nox", "site-packages", ".eggs", "*.egg-info", ".ipynb_checkpoints", ".precisionlint_cache",
     # A folder named `{{cookiecutter.name}}` (or copier's `{{ name }}`) is a project template: its files are
     # Jinja text that becomes Python or YAML only once rendered, and reading them as they are finds syntax errors
     # the project does not have.
     "*{{*}}*",
 )
+_EXCLUDE_REASONS = {".git": "version control", ".hg": "version control", ".svn": "version control",
+                    "node_modules": "installed packages", "site-packages": "installed packages",
+                    ".eggs": "installed packages"}
+
+
+def _name_reason(name: str) -> str:
+    """Why a default-excluded folder name is skipped, in words for --show-files."""
+    if name in _EXCLUDE_REASONS:
+        return _EXCLUDE_REASONS[name]
+    if "{{" in name:
+        return "a project template"
+    if name.endswith(".egg-info"):
+        return "package metadata"
+    return "a tool's cache"
+
+
+def _generated_reason(name: str, children: set[str]) -> str | None:
+    """Why a folder holding `children` (the names directly inside it) is not the project's code, or None: a
+    virtual environment (pyvenv.cfg, as the venv module writes it), a conda environment (conda-meta/), or the
+    records of training runs, named and shaped as the tools write them."""
+    if "pyvenv.cfg" in children:
+        return "a virtual environment (pyvenv.cfg)"
+    if "conda-meta" in children:
+        return "a conda environment (conda-meta)"
+    if name == "wandb" and ("latest-run" in children or any(c.startswith(("run-", "offline-run-"))
+                                                             for c in children)):
+        return "Weights & Biases run records"
+    if name == "lightning_logs" and any(c.startswith("version_") for c in children):
+        return "Lightning run logs"
+    if name == "mlruns" and (".trash" in children or "models" in children and "0" in children):
+        return "MLflow run records"
+    if name == "build" and any(c == "lib" or c.startswith(("lib.", "bdist.", "temp.")) for c in children):
+        return "setuptools build output"
+    return None
 
 
 class Discovery:
@@ -136,11 +174,13 @@ def _walk(
     directory: Path,
     unreadable: list[tuple[str, str]] | None = None,
     links: set[str] | None = None,
+    excluded: list[tuple[str, str]] | None = None,
 ) -> Iterator[str]:
     """Relative posix paths of the files under `directory`: regular files and symbolic links, never FIFOs,
     sockets or devices, and never through a symbolic link to a directory (no loops). The names that are links
     are added to `links` (the caller stats only those to find the ones that lead nowhere). Default-excluded
-    directories are not entered."""
+    directories and those _generated_reason recognises are not entered; each is added to `excluded` as
+    (relative path, why)."""
     stack: list[tuple[str, str]] = [(os.fspath(directory), "")]
     while stack:
         current, prefix = stack.pop()
@@ -151,11 +191,19 @@ def _walk(
             if unreadable is not None:
                 unreadable.append((prefix.rstrip("/"), exc.strerror or type(exc).__name__))
             continue
+        if prefix:
+            why = _generated_reason(os.path.basename(current), {entry.name for entry in entries})
+            if why is not None:
+                if excluded is not None:
+                    excluded.append((prefix.rstrip("/"), why))
+                continue
         for entry in entries:
             try:
                 if entry.is_dir(follow_symlinks=False):
                     if not _default_excluded(entry.name):
                         stack.append((entry.path, f"{prefix}{entry.name}/"))
+                    elif excluded is not None:
+                        excluded.append((prefix + entry.name, _name_reason(entry.name)))
                 elif entry.is_symlink():
                     if links is not None:
                         links.add(prefix + entry.name)
@@ -164,6 +212,41 @@ def _walk(
                     yield prefix + entry.name
             except OSError:
                 continue
+
+
+def _generated_in_listing(names: list[str]) -> dict[str, str]:
+    """_generated_reason of the folders of a git listing, from the names it lists (git lists what a work tree
+    holds untracked and not ignored: a virtual environment nobody ignored, a `wandb/` of run records)."""
+    children: dict[str, set[str]] = {}
+    for name in names:
+        if "pyvenv.cfg" in name or "conda-meta/" in name or any(word in name for word in _RUN_FOLDERS):
+            parts = name.split("/")
+            for index in range(1, len(parts)):
+                children.setdefault("/".join(parts[:index]), set()).add(parts[index])
+    found: dict[str, str] = {}
+    for folder, inside in children.items():
+        why = _generated_reason(folder.rpartition("/")[2], inside)
+        if why is not None:
+            found[folder] = why
+    return found
+
+
+_RUN_FOLDERS = ("wandb/", "lightning_logs/", "mlruns/", "build/")
+
+
+def _listed_folder_skipped(folder: str, generated: dict[str, str], excluded: list[tuple[str, str]]) -> bool:
+    """Whether a folder of a git listing is skipped: one of its folders (outermost first) is default-excluded by
+    name or recognised by what it holds; that folder is added to `excluded`."""
+    parts = folder.split("/")
+    for index, part in enumerate(parts):
+        prefix = "/".join(parts[:index + 1])
+        if _default_excluded(part):
+            excluded.append((prefix, _name_reason(part)))
+            return True
+        if prefix in generated:
+            excluded.append((prefix, generated[prefix]))
+            return True
+    return False
 
 
 _EXCLUDED_NAMES: dict[str, bool] = {}
@@ -241,13 +324,17 @@ def discover(
         if is_dir:
             unreadable: list[tuple[str, str]] = []
             links: set[str] = set()
+            excluded: list[tuple[str, str]] = []
             listed = _git_files(path, unreadable) if respect_gitignore else None
-            names = listed if listed is not None else list(_walk(path, unreadable, links))
+            names = listed if listed is not None else list(_walk(path, unreadable, links, excluded))
+            generated = _generated_in_listing(listed) if listed is not None else {}
             base = str(path)  # as pathlib spells it: "src/" and "./src" become "src", "." stays "."
             display_base = "" if raw in (".", "./") else path.as_posix() + "/"
             for folder, reason in unreadable:
                 shown = (display_base + folder) if folder else (display_base.rstrip("/") or raw)
                 errors.append(f"{_printable(shown)}: cannot read directory: {reason}")
+            for folder, reason in sorted(dict(excluded).items()) if listed is None else ():
+                skipped.append((_printable(display_base + folder + "/"), reason))
             real_prefix = os.path.join(os.path.realpath(base), "")  # joined by concatenation: once per file
             fs_prefix = "" if base == "." else os.path.join(base, "")
             # Relative to the root once per directory, not once per file (resolve() is a syscall per part).
@@ -267,7 +354,7 @@ def discover(
                     folder = name[:slash]
                     hidden = excluded_dirs.get(folder)
                     if hidden is None:
-                        hidden = excluded_dirs[folder] = any(_default_excluded(part) for part in folder.split("/"))
+                        hidden = excluded_dirs[folder] = _listed_folder_skipped(folder, generated, excluded)
                     if hidden:
                         continue
                 fs_path = fs_prefix + name
@@ -291,6 +378,9 @@ def discover(
                 # Neither git nor the walk goes through a symbolic link to a directory, so the real path of
                 # a listed file is the real path of the directory it was listed under, plus its name.
                 add(fs_path, display_base + name, real_prefix + name, fmt)
+            if listed is not None:
+                for folder, reason in sorted(dict(excluded).items()):
+                    skipped.append((_printable(display_base + folder + "/"), reason))
         elif os.path.lexists(path):
             if force_exclude and _excluded(relative_to_root(path), exclude):
                 continue

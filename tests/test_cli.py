@@ -161,9 +161,30 @@ def test_gitignore_is_honoured_in_a_git_work_tree(project: Path) -> None:
 def test_default_excludes_when_walking(project: Path) -> None:
     venv = project / ".venv" / "lib"
     venv.mkdir(parents=True)
+    (project / ".venv" / "pyvenv.cfg").write_text("home = /usr/bin\n")
     (venv / "mixed.toml").write_text(MIXED_TF32)
     (project / "configs" / "mixed.toml").unlink()
     assert run(["check", "."], project).returncode == 0
+
+
+@pytest.mark.parametrize("in_git", [False, True])
+def test_the_user_s_folders_are_never_skipped_by_their_name(project: Path, in_git: bool) -> None:
+    """A Hydra config group `env/`, a package `wandb/` and a `build/` package are the project's; a virtual
+    environment (by its pyvenv.cfg, whatever its name) and W&B run records are not, and --show-files says so."""
+    if in_git:
+        subprocess.run(["git", "init", "-q", str(project)], check=True)
+    (project / "configs" / "mixed.toml").unlink()
+    files = {"configs/env/cluster.toml": MIXED_TF32, "wandb/settings.toml": MIXED_TF32,
+             "build/model.toml": MIXED_TF32, "tools/pyvenv.cfg": "home = /usr/bin\n",
+             "tools/lib/mixed.toml": MIXED_TF32, "outputs/wandb/run-20240101_000000-abc/files/config.toml": MIXED_TF32}
+    for name, text in files.items():
+        (project / name).parent.mkdir(parents=True, exist_ok=True)
+        (project / name).write_text(text)
+    shown = run(["check", "--show-files", "."], project)
+    assert shown.stdout.split() == ["build/model.toml", "configs/clean.toml", "configs/env/cluster.toml",
+                                    "wandb/settings.toml"]
+    assert "skipped tools/: a virtual environment (pyvenv.cfg)" in shown.stderr
+    assert "skipped outputs/wandb/: Weights & Biases run records" in shown.stderr
 
 
 @pytest.mark.parametrize("in_git", [False, True])
@@ -230,3 +251,4 @@ def test_check_never_imports_torch(project: Path) -> None:
     (project / "train.py").write_text("import torch\nwith torch.autocast('cuda'):\n    y = model(x)\n")
     result = subprocess.run([sys.executable, "-c", code], cwd=project, capture_output=True, text=True, timeout=120)
     assert result.stdout.strip().endswith("ok"), result.stderr
+
