@@ -3,7 +3,7 @@
 How a fix is applied
 --------------------
 A rule's Fix is a list of Edits: character offsets into the decoded text (no BOM) and the text to put there.
-Config fixes are computed by precisionlint.edits from the positions the loaders record while walking the
+Config fixes are computed by precisionlint.sources.setting_edits from the positions the loaders record while walking the
 round-trip trees (tomlkit, ruamel.yaml round-trip, the JSON position scanner); script fixes are token-level
 edits from the script rules. Applying a fix replaces exactly those characters and nothing else.
 

@@ -79,7 +79,7 @@ def _apply_verified(document: Document, edits: Sequence[Edit], expectations: Seq
 
 
 def _in_place_edits(document: Document, settings: Sequence[Any], name: str, value: object) -> list[Edit]:
-    from precisionlint.edits import remove_entry, replace_value
+    from precisionlint.sources.setting_edits import remove_entry, replace_value
 
     edits: list[Edit] = []
     for setting in settings:
@@ -241,7 +241,7 @@ def _create_section(document: Document, root: Node | None, section: _Section) ->
 
 
 def _literal(fmt: str, value: object) -> str:
-    from precisionlint.edits import Unspellable, render_literal
+    from precisionlint.sources.setting_edits import Unspellable, render_literal
 
     try:
         return render_literal(fmt, value)
@@ -256,7 +256,7 @@ def _toml_key(key: str) -> str:
 
 
 def _yaml_key(key: str) -> str:
-    from precisionlint.edits import plain_yaml_safe
+    from precisionlint.sources.setting_edits import plain_yaml_safe
 
     return key if plain_yaml_safe(key) else json.dumps(key, ensure_ascii=False)
 

@@ -402,7 +402,7 @@ def test_apply_edits_and_unified_diff() -> None:
 
 
 # ---------------------------------------------------------------------------------------------------------------
-# Spelling of replacement values (precisionlint.edits)
+# Spelling of replacement values (precisionlint.sources.setting_edits)
 # ---------------------------------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("fmt,text,fixed", [

@@ -79,8 +79,8 @@ from typing import TYPE_CHECKING
 
 from precisionlint.checks import CheckContext
 from precisionlint.checks._attribution import is_test_code
-from precisionlint.edits import render_scalar, replace_value
 from precisionlint.model import Edit, Finding, Fix, Setting, Severity
+from precisionlint.sources.setting_edits import render_scalar, replace_value
 
 if TYPE_CHECKING:
     from precisionlint.checks._gpu import (

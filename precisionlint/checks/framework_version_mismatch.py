@@ -238,7 +238,7 @@ def _bf16_loss_scaling(ctx: CheckContext, setting: Setting) -> Iterator[Finding]
 
 
 def _removal(setting: Setting, description: str, safe: bool) -> Fix | None:
-    from precisionlint.edits import remove_entry
+    from precisionlint.sources.setting_edits import remove_entry
 
     return remove_entry(setting, description, safe=safe)
 

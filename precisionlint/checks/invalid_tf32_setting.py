@@ -42,9 +42,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from precisionlint.checks import CheckContext
-from precisionlint.edits import replace_value
 from precisionlint.frameworks import TF32_MATMUL_PRECISION
 from precisionlint.model import Finding, Severity
+from precisionlint.sources.setting_edits import replace_value
 
 CODE = "PL103"
 NAME = "invalid-tf32-setting"

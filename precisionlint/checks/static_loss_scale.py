@@ -41,8 +41,8 @@ from collections.abc import Iterator
 
 from precisionlint.checks import CheckContext
 from precisionlint.checks._attribution import at_most_warning, hedge
-from precisionlint.edits import replace_value
 from precisionlint.model import Finding, Setting, Severity
+from precisionlint.sources.setting_edits import replace_value
 
 CODE = "PL106"
 NAME = "static-loss-scale"

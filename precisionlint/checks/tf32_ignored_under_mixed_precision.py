@@ -48,9 +48,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from precisionlint.checks import CheckContext
-from precisionlint.edits import remove_entry
 from precisionlint.frameworks import precision_mode
 from precisionlint.model import Finding, Severity
+from precisionlint.sources.setting_edits import remove_entry
 
 CODE = "PL104"
 NAME = "tf32-ignored-under-mixed-precision"

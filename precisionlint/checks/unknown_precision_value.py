@@ -78,9 +78,9 @@ from typing import Any
 
 from precisionlint.checks import CheckContext
 from precisionlint.checks._attribution import certain, hedge
-from precisionlint.edits import replace_value
 from precisionlint.frameworks import setting_vocabulary
 from precisionlint.model import Finding, Setting, Severity
+from precisionlint.sources.setting_edits import replace_value
 
 CODE = "PL101"
 NAME = "unknown-precision-value"
