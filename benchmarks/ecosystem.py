@@ -78,6 +78,25 @@ def shown(path: str, repo: Path) -> str:
     return f"{repo.name}/{relative_path.replace(os.sep, '/')}"
 
 
+def reached_kind(finding: dict) -> str | None:
+    """How a finding's value reached the framework (an argparse default, a conditional arm, a helper's return,
+    ...: precisionlint.values), read from its related location and its message; None for a value written where
+    the framework reads it."""
+    from precisionlint.values.candidates import WHERE
+
+    related = finding.get("related") or []
+    if not any(str(r.get("message", "")).startswith(READ_BY) for r in related):
+        return None
+    message = str(finding.get("message", ""))
+    for kind, where in WHERE.items():
+        if f"({where}" in message:
+            return kind
+    return "other"
+
+
+READ_BY = "read by `"  # how precisionlint.values.settings names the framework call that reads a reached value
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("root", type=Path, nargs="?", default=Path(os.environ.get("PRECISIONLINT_ECO", "/work/eco")),
@@ -97,6 +116,7 @@ def main() -> int:
     repos = sorted(p for p in args.root.iterdir() if p.is_dir() and (not wanted or p.name in wanted))
 
     per_rule: Counter[str] = Counter()
+    reached: Counter[str] = Counter()  # findings on a value that reaches a framework through the script, by kind
     per_repo: dict[str, dict[str, int]] = {}
     listed: list[str] = []
     problems: list[str] = []
@@ -115,6 +135,9 @@ def main() -> int:
         for f in findings:
             key = f"{f.get('code')} {f.get('name')}"
             per_rule[key] += 1
+            kind = reached_kind(f)
+            if kind is not None:
+                reached[kind] += 1
             if f.get("severity") in ("error", "warning") or args.show_info:
                 cell = f":cell {f['cell']}" if f.get("cell") is not None else ""  # notebooks, as check shows them
                 listed.append(f"{shown(f.get('path', ''), repo)}{cell}:{f.get('line')}:{f.get('column')} "
@@ -131,6 +154,9 @@ def main() -> int:
             before = baseline.get(key, 0)
             line += f" {before:7d} {per_rule.get(key, 0) - before:+7d}"
         print(line)
+    print(f"\nFindings reached through a value ({sum(reached.values())}), by kind:")
+    for kind, count in reached.most_common():
+        print(f"  {kind:48} {count:6d}")
     print(f"\nEvery error and warning{' and info' if args.show_info else ''} ({len(listed)}):")
     for line in listed:
         print("  " + line)

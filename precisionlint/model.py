@@ -176,6 +176,9 @@ class Setting(NamedTuple):
     format: Format = "toml"
     confidence: int = 2  # Confidence.CERTAIN
     evidence: str = ""
+    # A value reached through the script (precisionlint.values.settings.Origin): where it was written, under which
+    # condition; None for a value written where the framework reads it.
+    origin: Any = None
 
     @property
     def resolved(self) -> bool:

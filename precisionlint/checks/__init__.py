@@ -123,6 +123,35 @@ class CheckContext:
         return self.document.settings
 
     @property
+    def reached_settings(self) -> list[Any]:
+        """Settings whose value reaches a framework's call through the script (an argparse default, an arm of a
+        conditional, a helper's return: precisionlint.values.settings), each at the span where it is written.
+        A rule that judges values reads them beside `settings`; report() then names where each comes from."""
+        if not self.document.__dict__.get("_unresolved_python_values"):
+            return []
+        from precisionlint.values.settings import reached_settings
+
+        return reached_settings(self.document)
+
+    @property
+    def judged_settings(self) -> list[Any]:
+        """`settings` and the values of `reached_settings` that the program writes (not an option's choices,
+        which the launch picks)."""
+        reached = self.reached_settings
+        if not reached:
+            return self.document.settings
+        from precisionlint.values.settings import chosen_at_launch
+
+        return self.document.settings + [s for s in reached if not chosen_at_launch(s)]
+
+    @property
+    def offered_settings(self) -> list[Any]:
+        """`settings` and every value of `reached_settings`, an option's choices included: a choice the framework
+        rejects is a value the program offers and then fails on."""
+        reached = self.reached_settings
+        return self.document.settings + reached if reached else self.document.settings
+
+    @property
     def script(self) -> ScriptModel:
         """The training-step model of a Python document, built once per document and shared by all rules."""
         cached = self.document.__dict__.get("_script_model")
@@ -156,6 +185,16 @@ class CheckContext:
         severity: Severity | None = None,
         related: tuple[Related, ...] = (),
     ) -> Finding:
+        origins = self.document.__dict__.get("_value_origins")
+        origin = origins.get(span) if origins else None
+        if origin is not None:
+            # A value reached through the script (reached_settings): say where it comes from and when; a value on
+            # some paths only is at most a warning; the framework's call is a related location; no fix.
+            message = f"{message} ({origin.note()})"
+            chosen = severity if severity is not None else self.rule.severity
+            severity = chosen if origin.every_path else min(chosen, Severity.WARNING)
+            related = (*related, origin.call)
+            fix = None
         return Finding(
             code=self.rule.code,
             name=self.rule.name,

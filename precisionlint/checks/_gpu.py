@@ -42,15 +42,19 @@ def names(gpus: Iterable[Gpu]) -> str:
     return ", ".join(parts[:-1]) + " and " + parts[-1]
 
 
-def precision_settings(ctx: CheckContext) -> Iterator[tuple[Setting, Mode]]:
+def precision_settings(ctx: CheckContext, reached: bool = False) -> Iterator[tuple[Setting, Mode]]:
     """Every setting that selects a training precision, with its meaning (unresolved values are skipped), except
     those beside a Lightning `accelerator` of another kind ("tpu", "hpu", "mps": precisionlint.checks._accelerator),
-    which never run on the target GPUs."""
+    which never run on the target GPUs. With `reached`, also the values that reach a framework's call through the
+    script (CheckContext.reached_settings) and run unless the launch overrides them (not a conditional's arm,
+    which often picks by hardware)."""
     from precisionlint.checks._accelerator import elsewhere_scopes
 
     elsewhere = elsewhere_scopes(ctx)
-    for setting in ctx.settings:
-        if setting.scope in elsewhere:
+    if reached:
+        from precisionlint.values.settings import chosen_by_the_program_alone
+    for setting in ctx.judged_settings if reached else ctx.settings:
+        if setting.scope in elsewhere or (setting.origin is not None and not chosen_by_the_program_alone(setting)):
             continue
         mode = precision_mode(setting)
         if mode is not None:

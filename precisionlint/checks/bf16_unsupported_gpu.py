@@ -92,7 +92,7 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
     where = names(lacking)
     fast_fp16 = all(g.fast_fp16 for g in lacking)
     in_tests = is_test_code(ctx.document.path)  # settings and regions alike: a test exercises bf16 on purpose
-    for setting, mode in precision_settings(ctx):
+    for setting, mode in precision_settings(ctx, reached=True):
         if mode.dtype != "bf16":
             continue
         if setting.framework in NO_FP16:

@@ -5,6 +5,12 @@ Finds gradient clipping (`torch.nn.utils.clip_grad_norm_`, `clip_grad_value_`, a
 scaler is known to be off is not reported. `accelerator.clip_grad_norm_` and Lightning's clipping unscale first
 and are never reported.
 
+Also a plain torch clip after a framework's own scaled backward, in the same function: `accelerator.backward(loss)`
+of an `Accelerator(mixed_precision="fp16")`, or `fabric.backward(loss)` of a `Fabric(precision="16-mixed")`, with
+the precision written at that object's construction (an error) or reaching it as an option's default or one arm
+of a conditional (a warning). A file that calls `unscale_gradients` or names DeepSpeed (which scales and clips by
+itself) is not reported.
+
 ## Why is this bad?
 After `scaler.scale(loss).backward()` every gradient is multiplied by the loss scale (65536 at the start). The
 clip threshold is then compared with scaled gradients, and `scaler.step` divides them by the scale afterwards:
@@ -36,18 +42,32 @@ optimizer, in the same loops as the clip (`unscale_` may run only once per optim
 raises, as it would inside a gradient-accumulation loop); the scaler is unscaled nowhere else in the file; both
 names are bound at the clip; and the fixed file parses. Otherwise the finding comes without a fix.
 
+Under Accelerate with fp16, `accelerator.backward(loss)` runs `self.scaler.scale(loss).backward()`; only
+`accelerator.clip_grad_norm_`/`clip_grad_value_` (or `accelerator.unscale_gradients()`) unscale before clipping,
+and the optimizer's step unscales after the clip. Fabric's `backward` scales the same way, and
+`fabric.clip_gradients` unscales first.
+
 ## References
 - https://pytorch.org/docs/stable/notes/amp_examples.html#gradient-clipping
 - https://pytorch.org/docs/stable/amp.html#torch.amp.GradScaler.unscale_
+- Accelerate 1.15, `src/accelerate/accelerator.py`: the GradScaler is made only for `mixed_precision == "fp16"`
+  outside DeepSpeed and Megatron-LM (`__init__`, around line 565); `backward` (line 2818) calls
+  `self.scaler.scale(loss).backward(**kwargs)` (line 2846); `unscale_gradients` (line 2911) calls
+  `self.scaler.unscale_(opt)`; `clip_grad_norm_` (line 2946) calls `self.unscale_gradients()` before
+  `torch.nn.utils.clip_grad_norm_` (line 3006), as `clip_grad_value_` does (line 3033)
+- Lightning 2.6, `src/lightning/fabric/plugins/precision/amp.py`: `backward` scales the tensor with the scaler
+  (lines 75-78); `src/lightning/fabric/strategies/strategy.py`: `clip_gradients_norm` and `clip_gradients_value`
+  call `self.precision.unscale_gradients(optimizer)` first (lines 384, 392)
 """
 
 from __future__ import annotations
 
+import ast
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from precisionlint.checks import CheckContext
-from precisionlint.model import Finding, Fix, Severity
+from precisionlint.model import SAME_FILE, Finding, Fix, Related, Severity
 
 if TYPE_CHECKING:
     from precisionlint.script.model import Event, GradScalerInfo, ScriptModel
@@ -63,6 +83,7 @@ FIXABLE = True
 
 def check(ctx: CheckContext) -> Iterator[Finding]:
     model = ctx.script
+    yield from _framework_scaled(ctx, model)
     for clip in model.events_of("clip"):
         pending = sorted(k for k in clip.pending_unscale if model.scalers[k].enabled is not False)
         if not pending or _other_scaler_unscaled(model, clip):
@@ -138,3 +159,62 @@ def _optimizer(events: list[Event], clip: Event) -> str | None:
     for candidate in following or steps or [e for e in events if e.kind == "unscale" and e.optimizer]:
         return candidate.optimizer
     return None
+
+
+# Frameworks whose backward scales the loss under float16 mixed precision, and what unscales it before a clip:
+# (package prefix of the object's constructor, setting name, float16 values, the framework's own clip).
+_FRAMEWORKS = (
+    ("accelerate.", "accelerate", "mixed_precision", ("fp16",), "accelerator.clip_grad_norm_"),
+    ("lightning.", "lightning", "precision", (16, "16", "16-mixed"), "fabric.clip_gradients"),
+    ("lightning_fabric.", "lightning", "precision", (16, "16", "16-mixed"), "fabric.clip_gradients"),
+)
+
+
+def _framework_scaled(ctx: CheckContext, model: ScriptModel) -> Iterator[Finding]:
+    """`accelerator.backward(loss)` under `Accelerator(mixed_precision="fp16")` (or `fabric.backward(loss)` under
+    `Fabric(precision="16-mixed")`), then a plain `torch.nn.utils.clip_grad_norm_` in the same function: the
+    framework scaled the loss, and only its own clip (or `unscale_gradients`) unscales first."""
+    backwards = model.events_of("framework_backward")
+    if not backwards:
+        return
+    text = ctx.document.text
+    if "unscale_gradients" in text or "deepspeed" in text.lower():
+        return  # unscaled by hand, or DeepSpeed scales and clips by itself
+    for clip in model.events_of("clip"):
+        earlier = [b for b in backwards if b.scope is clip.scope and b.order < clip.order
+                   and isinstance(b.node.func, ast.Attribute)]
+        if not earlier:
+            continue
+        backward = earlier[-1]
+        receiver = backward.node.func.value  # type: ignore[attr-defined]
+        for prefix, framework, name, fp16, own_clip in _FRAMEWORKS:
+            built = _constructors(model, receiver, backward.scope, prefix, framework)
+            if not built:
+                continue
+            # the setting of the call that built this object (its scope is the call's position)
+            setting = next((s for s in ctx.judged_settings if s.framework == framework and s.name == name
+                            and s.scope in built and s.value in fp16 and not isinstance(s.value, bool)), None)
+            if setting is None:
+                break
+            shown = model.positions.segment(receiver)
+            where = (f" ({name}={setting.value!r} at line {setting.span.line})" if setting.origin is None
+                     else f" ({name}={setting.value!r} on some paths: {setting.origin.note()})")
+            own = own_clip.replace("accelerator", shown).replace("fabric", shown)
+            yield ctx.report(
+                clip.span,
+                f"gradients are clipped while still multiplied by the loss scale: `{shown}.backward` scaled the "
+                f"loss for float16{where}, and a plain torch clip does not unscale them; once the optimizer steps "
+                f"they are clipped to max_norm / scale, far too small. Use `{own}(...)`, which unscales first",
+                severity=Severity.ERROR if setting.origin is None else Severity.WARNING,
+                related=(Related(SAME_FILE, backward.span, "the framework's scaled backward"),),
+            )
+            break
+
+
+def _constructors(model: ScriptModel, receiver: ast.expr, scope: object, prefix: str, framework: str) -> set[str]:
+    """The setting scopes ("accelerate@6:15") of the framework calls that `receiver` may be bound to."""
+    found = set()
+    for value, owner in model.resolver.bound_values(receiver, scope):  # type: ignore[arg-type]
+        if isinstance(value, ast.Call) and (model.resolver.qualname(value.func, owner) or "").startswith(prefix):
+            found.add(f"{framework}@{value.lineno}:{value.col_offset + 1}")
+    return found

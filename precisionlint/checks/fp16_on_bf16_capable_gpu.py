@@ -111,7 +111,7 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
     # A test suite's configs and calls pick fp16 to exercise it (DeepSpeed's tests/model/*.json), not to train on
     # the target GPUs: information there, for settings as for autocast regions.
     in_tests = is_test_code(ctx.document.path)
-    for setting, mode in precision_settings(ctx):
+    for setting, mode in precision_settings(ctx, reached=True):
         if mode.dtype != "fp16" or mode.kind != "mixed" or setting.scope in fp16_only:
             continue
         yield ctx.report(

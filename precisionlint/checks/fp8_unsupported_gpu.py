@@ -103,7 +103,7 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
     where = names(lacking)
     bf16 = all(g.bf16 for g in lacking)
     in_tests = is_test_code(ctx.document.path)
-    for setting, mode in precision_settings(ctx):
+    for setting, mode in precision_settings(ctx, reached=True):
         if mode.dtype != "fp8":
             continue
         severity = None

@@ -76,7 +76,7 @@ FIXABLE = True
 def check(ctx: CheckContext) -> Iterator[Finding]:
     if is_test_code(ctx.document.path):
         return  # test suites exercise the legacy spellings on purpose (Lightning's own tests do)
-    for setting in ctx.settings:
+    for setting in ctx.judged_settings:
         # Only settings attributed to Lightning itself: NeMo's Megatron builder and other frameworks read
         # 16 / "bf16" as their own normal spellings.
         if setting.name != "precision" or setting.framework != "lightning" or not setting.resolved:

@@ -93,7 +93,7 @@ FIXABLE = True
 
 
 def check(ctx: CheckContext) -> Iterator[Finding]:
-    for setting in ctx.settings:
+    for setting in ctx.offered_settings:
         if not setting.resolved or setting.value is None:
             continue
         vocabulary = setting_vocabulary(setting)

@@ -14,6 +14,8 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from precisionlint.frameworks import hf, mmengine
 from precisionlint.model import UNRESOLVED, Confidence, Document, Setting
 
+PENDING = "_unresolved_python_values"  # precisionlint.values.settings.PENDING
+
 if TYPE_CHECKING:
     from precisionlint.sources.python_index import PythonIndex
 
@@ -208,25 +210,27 @@ def python_settings(document: Document) -> list[Setting]:
                 statement = index.statement_of(node)
                 if call.framework == "torch" and statement is not None:
                     removal = _statement_removal(document, statement, index)
-                settings.append(
-                    Setting(
-                        name=call.keywords[keyword],
-                        # module constants only for a name a module-level statement assigns (counting a file's
-                        # assignments is a walk); any other name is not a literal
-                        value=literal_value(value_node, index.module_constants() if isinstance(
-                            value_node, ast.Name) and value_node.id in index.module_constant_names() else {}),
-                        framework=call.framework,
-                        scope=scope,
-                        key_path=(last, keyword),
-                        span=document.span_of(start, end),
-                        key_span=document.span_of(k_start, k_end),
-                        value_offsets=(start, end),
-                        entry=removal,
-                        format="python",
-                        confidence=Confidence.CERTAIN,
-                        evidence=f"`{name}` imported from `{package}`",
-                    )
+                setting = Setting(
+                    name=call.keywords[keyword],
+                    # module constants only for a name a module-level statement assigns (counting a file's
+                    # assignments is a walk); any other name is not a literal
+                    value=literal_value(value_node, index.module_constants() if isinstance(
+                        value_node, ast.Name) and value_node.id in index.module_constant_names() else {}),
+                    framework=call.framework,
+                    scope=scope,
+                    key_path=(last, keyword),
+                    span=document.span_of(start, end),
+                    key_span=document.span_of(k_start, k_end),
+                    value_offsets=(start, end),
+                    entry=removal,
+                    format="python",
+                    confidence=Confidence.CERTAIN,
+                    evidence=f"`{name}` imported from `{package}`",
                 )
+                settings.append(setting)
+                if not setting.resolved:
+                    # the value layer (precisionlint.values.settings) follows it when a rule asks
+                    document.__dict__.setdefault(PENDING, []).append((setting, value_node))
     return settings
 
 

@@ -44,8 +44,7 @@ from precisionlint.script.names import (
 from precisionlint.script.positions import Positions
 from precisionlint.script.receivers import frameworks, is_framework_receiver, is_model, is_optimizer
 from precisionlint.script.regions import RegionFinder, call_arguments
-from precisionlint.script.scopes import Scope, build_scopes, is_compat_handler, is_compat_test
-from precisionlint.script.values import Resolver
+from precisionlint.script.scopes import Scope, is_compat_handler, is_compat_test
 from precisionlint.sources.python_index import FastNodeVisitor, subclasses_of, walk
 
 # Positional parameters, in order, of the GradScaler constructors.
@@ -939,8 +938,10 @@ def _value_calls(value: ast.expr, conditional: bool = False) -> list[tuple[ast.C
 
 
 def collect(document: Document, tree: ast.Module) -> ScriptModel:
-    table = build_scopes(tree)
-    model = ScriptModel(document=document, positions=Positions(document), table=table, resolver=Resolver(table))
+    from precisionlint.values.settings import shared_scopes
+
+    table, resolver = shared_scopes(document, tree)
+    model = ScriptModel(document=document, positions=Positions(document), table=table, resolver=resolver)
     collector = _Collector(model)
     collector.prepare_imports()
     if not collector.deprecated_names:  # visit_Name has nothing to look for: skip every name

@@ -83,8 +83,12 @@ class RegionFinder:
             elif isinstance(value, str):
                 device = value.split(":", 1)[0]
         dtype_expr = params.get("dtype")
+        possible: frozenset[str] = frozenset()
         if dtype_expr is not None:
             dtype = self.resolver.dtype(dtype_expr, scope)
+            possible = self.resolver.possible_dtypes(dtype_expr, scope)
+            if dtype is None:
+                dtype, possible = self._reached_dtypes(dtype_expr, scope, possible)
         else:
             dtype = None if unpacked or device is None else _DEFAULT_DTYPE.get(device)
         enabled_expr = params.get("enabled")
@@ -109,9 +113,30 @@ class RegionFinder:
             in_conditional_expression=in_conditional,
             dtype_expr=dtype_expr,
             enabled_expr=enabled_expr,
-            possible_dtypes=self.resolver.possible_dtypes(dtype_expr, scope) if dtype_expr is not None else frozenset(),
+            possible_dtypes=possible,
         )
         return self._add(node, region)
+
+    def _reached_dtypes(self, expr: ast.expr, scope: Scope,
+                        possible: frozenset[str]) -> tuple[str | None, frozenset[str]]:
+        """A dtype the value layer follows where the Resolver does not (a helper's return, an argparse choice
+        through a table, a parameter's callers): the dtype when it is the one on every path, and every dtype
+        the expression may take."""
+        from precisionlint.script.values import Dtype
+        from precisionlint.values.settings import document_finder
+
+        finder = document_finder(self.model.document)
+        if finder is None:
+            return None, possible
+        found = finder.candidates(expr, scope)
+        dtypes = frozenset(c.value.name for c in found.items if isinstance(c.value, Dtype))
+        if found.complete and found.items and len(dtypes) == len({c.value for c in found.items}):
+            # every way of choosing the dtype is known: exactly these (a table's entries that an option's
+            # choices can pick, not every entry)
+            if len(dtypes) == 1 and len(found.items) == 1 and found.items[0].every_path:
+                return next(iter(dtypes)), dtypes
+            return None, dtypes
+        return None, possible | dtypes
 
     def framework_region(self, node: ast.Call, framework: str, scope: Scope) -> AutocastRegion:
         """`accelerator.autocast()` / `fabric.autocast()`: the dtype comes from the framework's precision

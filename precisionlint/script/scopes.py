@@ -133,17 +133,29 @@ def is_compat_test(test: ast.expr) -> bool:
     return False
 
 
+# The `if` tests a statement is nested in, outermost first, each with the branch taken (True: the body).
+Conditions = tuple[tuple[ast.expr, bool], ...]
+
+
 class ScopeTable(ValueRecord):
-    __slots__ = ("module", "imports", "by_node", "compat_ifs")
+    __slots__ = ("module", "imports", "by_node", "compat_ifs", "contexts")
     _fields = __slots__
 
     def __init__(self, module: Scope, imports: ImportTable, by_node: dict[int, Scope],
-                 compat_ifs: dict[int, bool] | None = None) -> None:
+                 compat_ifs: dict[int, bool] | None = None,
+                 contexts: dict[int, tuple[Conditions, bool]] | None = None) -> None:
         self.module = module
         self.imports = imports
         self.by_node = by_node
         # id(if statement) -> is_compat_test(its test)
         self.compat_ifs: dict[int, bool] = {} if compat_ifs is None else compat_ifs
+        # id(an assigned or returned value) -> (the `if` tests around its statement, whether a loop is around
+        # it): the value layer (precisionlint.values) names the condition under which a value is chosen.
+        # Only values written under an `if` or a loop are recorded: the rest are unconditional.
+        self.contexts: dict[int, tuple[Conditions, bool]] = {} if contexts is None else contexts
+
+    def context(self, value: ast.AST) -> tuple[Conditions, bool]:
+        return self.contexts.get(id(value), ((), False))
 
     def scope_of(self, node: ast.AST) -> Scope | None:
         return self.by_node.get(id(node))
@@ -182,6 +194,14 @@ class _Builder(FastNodeVisitor):
         self.scope = self.module
         self.fallback = 0  # depth of compat branches (except ImportError / version tests)
         self.compat_ifs: dict[int, bool] = {}
+        # the `if` tests around the statement being visited, and the loops, in the current function
+        self.conditions: list[tuple[ast.expr, bool]] = []
+        self.loops = 0
+        self.contexts: dict[int, tuple[Conditions, bool]] = {}
+
+    def _note(self, value: ast.AST) -> None:
+        if self.conditions or self.loops:
+            self.contexts[id(value)] = (tuple(self.conditions), self.loops > 0)
 
     # -- scopes ---------------------------------------------------------------------------------------------
     def _enter(self, kind: ScopeKind, name: str, node: ast.AST) -> Scope:
@@ -214,12 +234,15 @@ class _Builder(FastNodeVisitor):
         if not isinstance(node, ast.Lambda):
             outer.functions[name] = scope
         saved, self.scope = self.scope, scope
+        outer_conditions, outer_loops = self.conditions, self.loops
+        self.conditions, self.loops = [], 0  # a body runs when called: the tests around the def do not hold
         if isinstance(node, ast.Lambda):
             self.visit(node.body)
         else:
             for stmt in node.body:
                 self.visit(stmt)
         self.scope = saved
+        self.conditions, self.loops = outer_conditions, outer_loops
 
     def visit_FunctionDef(self, node: ast.FunctionDef) -> None:
         self._visit_function(node, node.name)
@@ -265,6 +288,7 @@ class _Builder(FastNodeVisitor):
                 cls.attrs.setdefault(target.attr, []).append((value, method))
 
     def visit_Assign(self, node: ast.Assign) -> None:
+        self._note(node.value)
         self.visit(node.value)
         for target in node.targets:
             self._bind_target(target, node.value)
@@ -272,6 +296,7 @@ class _Builder(FastNodeVisitor):
 
     def visit_AnnAssign(self, node: ast.AnnAssign) -> None:
         if node.value is not None:
+            self._note(node.value)
             self.visit(node.value)
         value = node.value if (self.scope.kind != "class" or self.scope.fields_are_constants) else None
         self._bind_target(node.target, value)
@@ -286,9 +311,16 @@ class _Builder(FastNodeVisitor):
 
     def visit_For(self, node: ast.For | ast.AsyncFor) -> None:
         self._bind_target(node.target, None)
+        self.loops += 1
         self.generic_visit(node)
+        self.loops -= 1
 
     visit_AsyncFor = visit_For  # type: ignore[assignment]
+
+    def visit_While(self, node: ast.While) -> None:
+        self.loops += 1
+        self.generic_visit(node)
+        self.loops -= 1
 
     def visit_With(self, node: ast.With | ast.AsyncWith) -> None:
         for item in node.items:
@@ -314,6 +346,7 @@ class _Builder(FastNodeVisitor):
     def visit_Return(self, node: ast.Return) -> None:
         if node.value is not None:
             self.scope.returns.append(node.value)
+            self._note(node.value)
             self.visit(node.value)
 
     def visit_Import(self, node: ast.Import) -> None:
@@ -356,26 +389,31 @@ class _Builder(FastNodeVisitor):
 
     def visit_If(self, node: ast.If) -> None:
         undo = 0
+        conditions = self.conditions
+        depth = len(conditions)
         while True:  # an elif chain in a loop, not one nested call per branch
             self.visit(node.test)
             compat = self.compat_ifs[id(node)] = is_compat_test(node.test)
             self.fallback += compat
             undo += compat
+            conditions.append((node.test, True))
             for stmt in node.body:
                 self.visit(stmt)
+            conditions[-1] = (node.test, False)
             if len(node.orelse) == 1 and isinstance(node.orelse[0], ast.If):
                 node = node.orelse[0]
                 continue
             for stmt in node.orelse:
                 self.visit(stmt)
             break
+        del conditions[depth:]
         self.fallback -= undo
 
 
 def build_scopes(tree: ast.Module) -> ScopeTable:
     builder = _Builder()
     builder.visit(tree)
-    return ScopeTable(builder.module, builder.imports, builder.by_node, builder.compat_ifs)
+    return ScopeTable(builder.module, builder.imports, builder.by_node, builder.compat_ifs, builder.contexts)
 
 
 def is_import_marker(value: Bound) -> bool:

@@ -1,0 +1,18 @@
+"""The value layer: which values an expression of a script may take, and where each one was written.
+
+A rule that judges a value (a precision string, an autocast dtype) asks for the candidates of the expression a
+framework reads (`Trainer(precision=args.precision)`) and gets each value with its provenance: the literal the
+user wrote (an argparse default, one arm of a conditional, a helper's return, a dataclass field), the kind of
+place it was written, the conditions under which it is the value, and whether it is the value on every path.
+Findings are then reported where the value was written, with the framework's call as a related location.
+
+    candidates.py  Candidate, Candidates and the Finder: expressions -> candidates (names, arms, tables, helpers,
+                   parameters, `self.x`)
+    declared.py    what a script declares for its launch: argparse options, click options, dataclass fields
+                   (the HfArgumentParser pattern), environment defaults
+    settings.py    framework settings reached through values: a Setting per candidate, with its Origin
+
+Unknown stays unknown: a candidate set says whether it is complete, and a rule that is unsure stays silent or
+lowers its severity. A candidate may also be a key of a config file the script loads (`path` and `key_path`
+set, `node` None), for readers of configs to hand in.
+"""

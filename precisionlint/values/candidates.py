@@ -1,0 +1,618 @@
+"""Candidate values of an expression, each with where it was written and under which condition.
+
+The Finder follows, within one file and a bounded depth:
+  - literals and dtypes (`torch.float16` through any alias) written at the expression;
+  - `a if c else b` (each arm, with `c` or `not c`), `x or default`;
+  - names: the assignments that may reach the use (an assignment that every path to the use passes, after an
+    earlier one, hides it), each under the `if` tests around it; arms whose test is a known constant are dropped;
+  - `self.x`: every `self.x = ...` of the class and its class-level value;
+  - literal dicts, lists and tuples indexed by a known key or by a key chosen at run time (every entry the key
+    can pick), and `.get(key, default)`;
+  - calls of functions of the same file: their return values (helpers), depth-bounded;
+  - parameters: their default and the arguments of the file's calls of the function;
+  - options the script declares (declared.py): `args.x` of argparse, click options, dataclass fields,
+    `os.environ.get(name, default)`.
+
+Each answer is memoised per expression and scope, and every step adds one to the depth, so the cost is bounded
+by the file's size times a constant.
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+from precisionlint.script.scopes import Scope, ScopeTable, is_import_marker
+from precisionlint.script.values import UNKNOWN, DictValue, Resolver
+
+if TYPE_CHECKING:
+    from precisionlint.values.declared import Declarations
+
+_MAX_DEPTH = 8
+_MAX_CANDIDATES = 16  # more alternatives than this: the value is not one a user chose, call it unknown
+
+# How a candidate reaches the expression (Candidate.kind), as messages name it.
+LITERAL = "literal"
+ASSIGNMENT = "assignment"
+ARM = "conditional arm"
+OR_DEFAULT = "fallback of `or`"
+TABLE = "table entry"
+HELPER = "helper return"
+PARAMETER = "parameter default"
+ARGUMENT = "call argument"
+ATTRIBUTE = "attribute"
+ARGPARSE_DEFAULT = "argparse default"
+ARGPARSE_CHOICE = "argparse choice"
+CLICK_DEFAULT = "click default"
+DATACLASS_DEFAULT = "dataclass default"
+ENVIRONMENT_DEFAULT = "environment default"
+CONFIG_KEY = "config key"
+
+# Values the launch chooses (a flag's choices): a rule that judges what the program writes should not judge them.
+CHOSEN_AT_LAUNCH = frozenset({ARGPARSE_CHOICE})
+# Kinds whose value the launch may override: never a value on every path.
+OVERRIDABLE = frozenset({ARGPARSE_DEFAULT, ARGPARSE_CHOICE, CLICK_DEFAULT, DATACLASS_DEFAULT, ENVIRONMENT_DEFAULT,
+                         PARAMETER, CONFIG_KEY})
+# The defaults a launch overrides: the value when nothing is passed.
+DEFAULT_KINDS = frozenset({ARGPARSE_DEFAULT, CLICK_DEFAULT, DATACLASS_DEFAULT, ENVIRONMENT_DEFAULT})
+# Kinds a more specific kind replaces when a value passes through them (a literal assigned to a name is
+# reported as that name's assignment; an argparse default stays an argparse default through any name).
+_PLAIN = frozenset({LITERAL, ASSIGNMENT})
+
+
+class Candidate(NamedTuple):
+    """One value an expression may take.
+
+    value       a Python constant (str, int, float, bool, None) or precisionlint.script.values.Dtype
+    node        the expression where the value is written in this file (None: in another file)
+    kind        how it reaches the expression (the constants above)
+    conditions  the conditions under which it is the value, as source text ("`args.fp16`", "not `args.fp16`")
+    every_path  the value on every path that reaches the expression (no branch, no default a launch overrides)
+    path        another file's path where the value is written (a config file's key), "" for this file
+    key_path    the keys of that config file, outermost first
+    """
+
+    value: Any
+    node: ast.AST | None
+    kind: str
+    conditions: tuple[str, ...] = ()
+    every_path: bool = True
+    path: str = ""
+    key_path: tuple[str, ...] = ()
+
+    def weakened(self, condition: str | None = None, kind: str | None = None) -> Candidate:
+        """The same value reached through a branch: not on every path, under one more condition."""
+        conditions = self.conditions if condition is None else (condition, *self.conditions)
+        return self._replace(every_path=False, conditions=conditions,
+                             kind=kind if kind is not None and self.kind in _PLAIN else self.kind)
+
+    def through(self, kind: str) -> Candidate:
+        """The same value reached through a step that does not branch (a name, a helper's single return)."""
+        return self._replace(kind=kind) if self.kind in _PLAIN else self
+
+    @property
+    def where(self) -> str:
+        """How messages say where the value comes from: "the argparse default", "one arm of a conditional"."""
+        return WHERE.get(self.kind, self.kind)
+
+
+WHERE = {
+    LITERAL: "the value written here",
+    ASSIGNMENT: "an assignment",
+    ARM: "one arm of a conditional",
+    OR_DEFAULT: "the fallback of an `or`",
+    TABLE: "an entry of a table",
+    HELPER: "the return value of a helper",
+    PARAMETER: "a parameter's default",
+    ARGUMENT: "an argument of a call",
+    ATTRIBUTE: "an attribute's assignment",
+    ARGPARSE_DEFAULT: "the default of a command-line option",
+    ARGPARSE_CHOICE: "a choice of a command-line option",
+    CLICK_DEFAULT: "the default of a click option",
+    DATACLASS_DEFAULT: "the default of a dataclass field",
+    ENVIRONMENT_DEFAULT: "the default of an environment variable",
+    CONFIG_KEY: "a key of a config file",
+}
+
+
+class Candidates(NamedTuple):
+    """The values an expression may take. `complete`: no way of choosing the value was left unresolved."""
+
+    items: tuple[Candidate, ...]
+    complete: bool
+
+    @property
+    def values(self) -> set[Any]:
+        return {c.value for c in self.items}
+
+
+NONE = Candidates((), False)
+
+
+class Finder:
+    """Candidates of expressions of one parsed file (its ScopeTable and Resolver, shared with the script model)."""
+
+    def __init__(self, tree: ast.Module, table: ScopeTable, resolver: Resolver, text: str) -> None:
+        self.tree = tree
+        self.table = table
+        self.resolver = resolver
+        self.text = text
+        self._memo: dict[tuple[int, int], Candidates] = {}
+        self._declarations: Declarations | None = None
+        self._calls: dict[str, list[tuple[ast.Call, Scope]]] | None = None
+        self._line_starts: list[int] | None = None
+
+    # -- the entry point --------------------------------------------------------------------------------------
+    def candidates(self, expr: ast.expr, scope: Scope, depth: int = 0) -> Candidates:
+        if depth > _MAX_DEPTH:
+            return NONE
+        key = (id(expr), id(scope))
+        known = self._memo.get(key)
+        if known is not None:
+            return known
+        self._memo[key] = NONE  # a cycle (`x = f(x)`) meets itself again as unknown
+        try:
+            found = self._of(expr, scope, depth)
+        except (TypeError, ValueError, ArithmeticError, RecursionError):
+            found = NONE
+        if len(found.items) > _MAX_CANDIDATES:
+            found = NONE
+        self._memo[key] = found
+        return found
+
+    def scope_at(self, node: ast.AST) -> Scope:
+        """The innermost function or class of the file whose statements hold `node`."""
+        line, col = node.lineno, node.col_offset  # type: ignore[attr-defined]
+        best = self.table.module
+        best_size: tuple[int, int] | None = None
+        for scope in self.table.by_node.values():
+            owner = scope.node
+            if scope.kind == "module" or not hasattr(owner, "end_lineno"):
+                continue
+            start = (owner.lineno, owner.col_offset)  # type: ignore[attr-defined]
+            end = (owner.end_lineno, owner.end_col_offset)  # type: ignore[attr-defined]
+            if start <= (line, col) < end:
+                size = (end[0] - start[0], end[1] - start[1])
+                if best_size is None or size < best_size:
+                    best, best_size = scope, size
+        return best
+
+    def segment(self, node: ast.AST) -> str:
+        text = ast.get_source_segment(self.text, node) or ""
+        return " ".join(text.split())
+
+    def condition_text(self, test: ast.expr, holds: bool) -> str:
+        shown = self.segment(test)
+        if len(shown) > 60:
+            shown = shown[:57] + "..."
+        return f"`{shown}`" if holds else f"not `{shown}`"
+
+    # -- one step ---------------------------------------------------------------------------------------------
+    def _of(self, expr: ast.expr, scope: Scope, depth: int) -> Candidates:
+        if isinstance(expr, ast.Constant):
+            return Candidates((Candidate(expr.value, expr, LITERAL),), True)
+        if isinstance(expr, ast.IfExp):
+            return self._conditional(expr, scope, depth)
+        if isinstance(expr, ast.BoolOp) and isinstance(expr.op, ast.Or):
+            return self._or(expr, scope, depth)
+        if isinstance(expr, ast.Name):
+            return self._name(expr, scope, depth)
+        if isinstance(expr, ast.Attribute):
+            dtype = self.resolver._from_qualname(self.resolver.qualname(expr, scope))
+            if dtype is not UNKNOWN:
+                return Candidates((Candidate(dtype, expr, LITERAL),), True)  # `torch.float16`, any alias
+            found = self._attribute(expr, scope, depth)
+            return found if found.items or not found.complete else self._static(expr, scope)
+        if isinstance(expr, ast.Subscript):
+            return self._subscript(expr, scope, depth)
+        if isinstance(expr, ast.Call):
+            return self._call(expr, scope, depth)
+        return self._static(expr, scope)
+
+    def _static(self, expr: ast.expr, scope: Scope) -> Candidates:
+        """What the Resolver knows for certain (dtypes, arithmetic on constants, `getattr(torch, "bfloat16")`)."""
+        value = self.resolver.value(expr, scope)
+        if value is UNKNOWN or isinstance(value, DictValue):
+            return NONE
+        return Candidates((Candidate(value, expr, LITERAL),), True)
+
+    def _conditional(self, expr: ast.IfExp, scope: Scope, depth: int) -> Candidates:
+        test = self.resolver.truth(expr.test, scope)
+        if test is not None:
+            return self.candidates(expr.body if test else expr.orelse, scope, depth + 1)
+        body = self.candidates(expr.body, scope, depth + 1)
+        orelse = self.candidates(expr.orelse, scope, depth + 1)
+        items = [c.weakened(self.condition_text(expr.test, True), ARM) for c in body.items]
+        items += [c.weakened(self.condition_text(expr.test, False), ARM) for c in orelse.items]
+        return Candidates(tuple(items), body.complete and orelse.complete)
+
+    def _or(self, expr: ast.BoolOp, scope: Scope, depth: int) -> Candidates:
+        items: list[Candidate] = []
+        complete = True
+        for index, operand in enumerate(expr.values):
+            found = self.candidates(operand, scope, depth + 1)
+            last = index == len(expr.values) - 1
+            if last:
+                earlier = " or ".join(self.segment(v) for v in expr.values[:index])
+                condition = f"`{earlier}` is empty" if len(earlier) <= 60 else None
+                items += [c.weakened(condition, OR_DEFAULT) for c in found.items]
+                complete = complete and found.complete
+                break
+            truthy = [c for c in found.items if c.value]
+            if found.complete and found.items and len(truthy) == len(found.items):
+                if index == 0:
+                    return Candidates(tuple(truthy), True)  # always truthy: the rest is never read
+                items += [c.weakened() for c in truthy]
+                break
+            items += [c.weakened() for c in truthy]
+            complete = complete and found.complete
+        return Candidates(tuple(items), complete)
+
+    # -- names ------------------------------------------------------------------------------------------------
+    def _name(self, expr: ast.Name, scope: Scope, depth: int) -> Candidates:
+        owner, values = self.table.values(scope, expr.id)
+        if owner is None or (values and all(is_import_marker(v) for v in values)):
+            return self._static(expr, scope)  # an import (`from torch import float16 as half`) or a builtin
+        if owner.kind == "module" and owner.poisoned:
+            return NONE
+        items: list[Candidate] = []
+        complete = True
+        if expr.id in owner.params:
+            found = self._parameter(owner, expr.id, depth)
+            items += found.items
+            complete = found.complete
+            values = owner.bindings.get(expr.id, [])
+        reaching = self._reaching(expr, scope, owner, values)
+        if reaching is None:
+            return NONE
+        single = len(reaching) == 1 and not items and expr.id not in owner.params
+        for value in reaching:
+            if value is None or is_import_marker(value):
+                complete = False
+                continue
+            if self._dead(value, owner):
+                continue
+            found = self.candidates(value, owner, depth + 1)
+            complete = complete and found.complete
+            conditions, _ = self.table.context(value)
+            shown = tuple(self.condition_text(test, holds) for test, holds in conditions)
+            for candidate in found.items:
+                if single and not shown:
+                    items.append(candidate.through(ASSIGNMENT))
+                else:
+                    weakened = candidate.weakened(kind=ASSIGNMENT)
+                    items.append(weakened._replace(conditions=(*shown, *weakened.conditions)))
+        return Candidates(tuple(items), complete)
+
+    def _dead(self, value: ast.AST, owner: Scope) -> bool:
+        """Written under an `if` whose test is a known constant that rules its branch out (`if False:`,
+        `DEBUG = False` ... `if DEBUG:`)."""
+        conditions, _ = self.table.context(value)
+        for test, holds in conditions:
+            truth = self.resolver.truth(test, owner)
+            if truth is not None and truth != holds:
+                return True
+        return False
+
+    def _reaching(self, use: ast.Name, scope: Scope, owner: Scope,
+                  values: list[ast.expr | None]) -> list[ast.expr | None] | None:
+        """The assignments of `owner` that may reach `use`. In the function (or module) that holds the use and
+        binds the name, outside loops: an assignment after the use does not reach it, and an assignment that
+        every path to the use passes (under the same `if` tests as the use, or fewer) hides the ones before it.
+        Elsewhere (a module's name read in a function) every assignment counts, but for the hiding."""
+        if not values:
+            return []
+        if any(v is None or is_import_marker(v) for v in values):
+            return values  # a loop target, an augmented assignment: its position is not recorded, keep all
+        position = (use.lineno, use.col_offset)
+        same = owner is scope
+        use_conditions = self._conditions_of(use, owner) if same else ()
+        if use_conditions is None:
+            return values  # the use sits in a loop: a later assignment may reach it on the next turn
+        ordered = sorted(values, key=lambda v: (v.lineno, v.col_offset))  # type: ignore[union-attr]
+        if same:
+            # an assignment reaches what follows its value (`x = a if c else x` reads the earlier x)
+            ordered = [v for v in ordered
+                       if (v.end_lineno, v.end_col_offset) <= position]  # type: ignore[union-attr]
+        start = 0
+        for index, value in enumerate(ordered):
+            conditions, in_loop = self.table.context(value)  # type: ignore[arg-type]
+            if in_loop:
+                continue
+            ids = tuple((id(t), h) for t, h in conditions)
+            if ids == use_conditions[: len(ids)]:
+                start = index  # every path to the use passes this assignment
+        return list(ordered[start:])
+
+    def _conditions_of(self, use: ast.AST, owner: Scope) -> tuple[tuple[int, bool], ...] | None:
+        """The `if` tests (by id, with the branch) around `use` inside `owner`'s own statements; None when a loop
+        of `owner` holds it."""
+        holder = owner.node
+        body: list[ast.stmt] = (holder.body if isinstance(holder, (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef))
+                                else [])
+        line = use.lineno  # type: ignore[attr-defined]
+        found: list[tuple[int, bool]] = []
+        while body:
+            statement = next((s for s in body if s.lineno <= line <= (s.end_lineno or s.lineno)), None)
+            if statement is None or isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                break
+            if isinstance(statement, (ast.For, ast.AsyncFor, ast.While)):
+                return None
+            if isinstance(statement, ast.If):
+                if statement.body and statement.body[0].lineno <= line <= (statement.body[-1].end_lineno or 0):
+                    found.append((id(statement.test), True))
+                    body = statement.body
+                elif statement.orelse and statement.orelse[0].lineno <= line:
+                    found.append((id(statement.test), False))
+                    body = statement.orelse
+                else:
+                    break
+                continue
+            if isinstance(statement, (ast.With, ast.AsyncWith)):
+                body = statement.body
+                continue
+            if isinstance(statement, ast.Try):
+                body = [*statement.body, *statement.orelse, *statement.finalbody,
+                        *(s for h in statement.handlers for s in h.body)]
+                continue
+            break
+        return tuple(found)
+
+    def _parameter(self, function: Scope, name: str, depth: int) -> Candidates:
+        """A parameter: its default, a click option's default, and the arguments of the file's calls."""
+        from precisionlint.values.declared import parameter_declarations
+
+        node = function.node
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            return NONE
+        declared = parameter_declarations(self, node, name)
+        if declared is not None:
+            return declared
+        items: list[Candidate] = []
+        default = _default_of(node.args, name)
+        if default is not None:
+            found = self.candidates(default, function.parent or self.table.module, depth + 1)
+            items += [c.weakened(kind=PARAMETER) for c in found.items]
+        position = _position_of(node.args, name)
+        # Callers in other files, or a framework calling back, may pass anything: a parameter's candidates are
+        # never complete, and none of them is on every path.
+        for call, caller in self.calls_of(node.name):
+            argument = _argument(call, name, position)
+            if argument is not None:
+                found = self.candidates(argument, caller, depth + 1)
+                items += [c.weakened(kind=ARGUMENT) for c in found.items]
+        return Candidates(tuple(items), False)
+
+    def calls_of(self, name: str) -> list[tuple[ast.Call, Scope]]:
+        """The calls of the file written `name(...)` or `self.name(...)`, with the scope of each (one walk)."""
+        if self._calls is None:
+            from precisionlint.script.scopes import scoped_nodes
+
+            calls: dict[str, list[tuple[ast.Call, Scope]]] = {}
+            for node, scope in scoped_nodes(self.tree, self.table):
+                if type(node) is ast.Call:
+                    func = node.func  # type: ignore[attr-defined]
+                    if isinstance(func, ast.Name):
+                        calls.setdefault(func.id, []).append((node, scope))  # type: ignore[arg-type]
+                    elif isinstance(func, ast.Attribute):
+                        calls.setdefault(func.attr, []).append((node, scope))  # type: ignore[arg-type]
+            self._calls = calls
+        return self._calls.get(name, [])
+
+    # -- attributes, tables, calls ----------------------------------------------------------------------------
+    def _attribute(self, expr: ast.Attribute, scope: Scope, depth: int) -> Candidates:
+        base = expr.value
+        if not isinstance(base, ast.Name):
+            return NONE
+        cls = self.resolver.self_class(scope, base.id)
+        if cls is not None:
+            values = [(v, cls) for v in cls.bindings.get(expr.attr, [])] + list(cls.attrs.get(expr.attr, []))
+            if not values:
+                return NONE
+            items: list[Candidate] = []
+            complete = True
+            single = len(values) == 1
+            for value, owner in values:
+                if value is None or self._dead(value, owner):
+                    complete = complete and value is not None
+                    continue
+                found = self.candidates(value, owner, depth + 1)
+                complete = complete and found.complete
+                conditions, _ = self.table.context(value)
+                shown = tuple(self.condition_text(t, h) for t, h in conditions)
+                for candidate in found.items:
+                    if single and not shown:
+                        items.append(candidate.through(ATTRIBUTE))
+                    else:
+                        weakened = candidate.weakened(kind=ATTRIBUTE)
+                        items.append(weakened._replace(conditions=(*shown, *weakened.conditions)))
+            return Candidates(tuple(items), complete)
+        from precisionlint.values.declared import option_candidates
+
+        return option_candidates(self, base, expr.attr, scope, depth)
+
+    def _table(self, expr: ast.expr, scope: Scope, depth: int) -> tuple[ast.expr, Scope] | None:
+        """The literal dict, list or tuple a name (assigned once) or the expression itself is."""
+        for _ in range(4):
+            if isinstance(expr, (ast.Dict, ast.List, ast.Tuple)):
+                return expr, scope
+            if not isinstance(expr, ast.Name):
+                return None
+            owner, values = self.table.values(scope, expr.id)
+            if owner is None or len(values) != 1 or values[0] is None or is_import_marker(values[0]):
+                return None
+            if owner.kind == "module" and owner.poisoned:
+                return None
+            expr, scope = values[0], owner
+        return None
+
+    def _entries(self, table: ast.expr, scope: Scope) -> list[tuple[Any, ast.expr]] | None:
+        """(key, value expression) of a literal table; None when a key is unknown or a `**` spreads another."""
+        if isinstance(table, ast.Dict):
+            entries = []
+            for key, value in zip(table.keys, table.values, strict=True):
+                if key is None:
+                    return None
+                known = self.resolver.value(key, scope)
+                if known is UNKNOWN or isinstance(known, DictValue):
+                    return None
+                entries.append((known, value))
+            return entries
+        if isinstance(table, (ast.List, ast.Tuple)):
+            if any(isinstance(e, ast.Starred) for e in table.elts):
+                return None
+            return list(enumerate(table.elts))
+        return None
+
+    def _lookup(self, table_expr: ast.expr, key_expr: ast.expr, scope: Scope, depth: int,
+                default: ast.expr | None = None) -> Candidates:
+        found_table = self._table(table_expr, scope, depth)
+        if found_table is None:
+            return NONE
+        table, table_scope = found_table
+        entries = self._entries(table, table_scope)
+        if entries is None:
+            return NONE
+        keys = self.candidates(key_expr, scope, depth + 1)
+        key_text = self.segment(key_expr)
+        items: list[Candidate] = []
+        complete = True
+        if keys.complete and keys.items:
+            wanted = list(keys.items)  # an option's choices too: the launch picks any of them
+            single = len(wanted) == 1 and wanted[0].every_path
+            for key in wanted:
+                hit = next((value for k, value in entries if k == key.value and not isinstance(k, bool)), None)
+                if hit is None:
+                    if default is not None:
+                        found = self.candidates(default, scope, depth + 1)
+                        items += [c.weakened(kind=TABLE) for c in found.items]
+                        complete = complete and found.complete
+                    continue
+                found = self.candidates(hit, table_scope, depth + 1)
+                complete = complete and found.complete
+                for candidate in found.items:
+                    if single:
+                        items.append(candidate.through(TABLE))
+                    else:
+                        items.append(candidate.weakened(f"`{key_text}` is {key.value!r}", TABLE))
+            return Candidates(tuple(items), complete)
+        # A key chosen at run time: any entry (and the default), none on every path.
+        for key, value in entries:
+            found = self.candidates(value, table_scope, depth + 1)
+            complete = complete and found.complete
+            items += [c.weakened(f"`{key_text}` is {key!r}", TABLE) for c in found.items]
+        if default is not None:
+            found = self.candidates(default, scope, depth + 1)
+            items += [c.weakened(kind=TABLE) for c in found.items]
+            complete = complete and found.complete
+        return Candidates(tuple(items), complete)
+
+    def _subscript(self, expr: ast.Subscript, scope: Scope, depth: int) -> Candidates:
+        if isinstance(expr.slice, ast.Slice):
+            return NONE
+        return self._lookup(expr.value, expr.slice, scope, depth)
+
+    def _call(self, expr: ast.Call, scope: Scope, depth: int) -> Candidates:
+        func = expr.func
+        if (isinstance(func, ast.Attribute) and func.attr == "get" and 1 <= len(expr.args) <= 2
+                and not expr.keywords):
+            from precisionlint.values.declared import environment_default
+
+            environment = environment_default(self, expr, scope, depth)
+            if environment is not None:
+                return environment
+            default = expr.args[1] if len(expr.args) == 2 else ast.Constant(value=None)
+            return self._lookup(func.value, expr.args[0], scope, depth, default)
+        if (func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")) == "getenv":
+            from precisionlint.values.declared import environment_default
+
+            return environment_default(self, expr, scope, depth) or NONE
+        function = self.resolver.function_for(func, scope)
+        if function is None:
+            return self._static(expr, scope)
+        return self._returns(function, depth)
+
+    def _returns(self, function: Scope, depth: int) -> Candidates:
+        returns = function.returns
+        if not returns or _is_generator(function.node):
+            return NONE
+        items: list[Candidate] = []
+        complete = _ends_in_return(function.node)
+        single = len(returns) == 1 and complete
+        for value in returns:
+            if self._dead(value, function):
+                continue
+            found = self.candidates(value, function, depth + 1)
+            complete = complete and found.complete
+            conditions, _ = self.table.context(value)
+            shown = tuple(self.condition_text(t, h) for t, h in conditions)
+            for candidate in found.items:
+                if single and not shown:
+                    items.append(candidate.through(HELPER))
+                else:
+                    weakened = candidate.weakened(kind=HELPER)
+                    items.append(weakened._replace(conditions=(*shown, *weakened.conditions)))
+        return Candidates(tuple(items), complete)
+
+
+def _default_of(args: ast.arguments, name: str) -> ast.expr | None:
+    positional = [*args.posonlyargs, *args.args]
+    offset = len(positional) - len(args.defaults)
+    for index, arg in enumerate(positional):
+        if arg.arg == name:
+            return args.defaults[index - offset] if index >= offset else None
+    for arg, default in zip(args.kwonlyargs, args.kw_defaults, strict=True):
+        if arg.arg == name:
+            return default
+    return None
+
+
+def _position_of(args: ast.arguments, name: str) -> int | None:
+    positional = [*args.posonlyargs, *args.args]
+    for index, arg in enumerate(positional):
+        if arg.arg == name:
+            return index
+    return None
+
+
+def _argument(call: ast.Call, name: str, position: int | None) -> ast.expr | None:
+    for keyword in call.keywords:
+        if keyword.arg == name:
+            return keyword.value
+    if position is not None:
+        # `self.f(x)` passes x as the second parameter of `def f(self, x)`
+        shift = 1 if isinstance(call.func, ast.Attribute) else 0
+        index = position - shift
+        if 0 <= index < len(call.args) and not any(isinstance(a, ast.Starred) for a in call.args[: index + 1]):
+            return call.args[index]
+    return None
+
+
+def _is_generator(node: ast.AST) -> bool:
+    stack = list(getattr(node, "body", []))
+    while stack:
+        item = stack.pop()
+        if isinstance(item, (ast.Yield, ast.YieldFrom)):
+            return True
+        if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            continue
+        stack.extend(ast.iter_child_nodes(item))
+    return False
+
+
+def _ends_in_return(node: ast.AST) -> bool:
+    """The function's last statement returns or raises (no path falls off its end returning None); an if/else
+    whose both branches do counts."""
+    body = getattr(node, "body", [])
+    return bool(body) and _block_returns(body)
+
+
+def _block_returns(body: list[ast.stmt]) -> bool:
+    last = body[-1]
+    if isinstance(last, (ast.Return, ast.Raise)):
+        return True
+    if isinstance(last, ast.If):
+        return bool(last.orelse) and _block_returns(last.body) and _block_returns(last.orelse)
+    if isinstance(last, (ast.With, ast.AsyncWith)):
+        return _block_returns(last.body)
+    return False

@@ -1,0 +1,131 @@
+"""Framework settings reached through values: `Trainer(precision=args.precision)` and the like.
+
+The settings pass (frameworks/python_calls.py) records a keyword whose value is not a literal as an UNRESOLVED
+setting and keeps its expression aside. Here, only when a rule asks, each such expression gets its candidates
+(values.candidates), and each candidate written in the file becomes a Setting of its own: the same framework,
+name and scope, the candidate's value, and the span where the user wrote it. Its `origin` says how the value
+reaches the call, under which condition, whether on every path, and where the call is (a related location).
+
+CheckContext.report applies the origin to any finding a rule reports at such a setting's span: the message names
+where the value comes from and when, a value on some paths only is at most a warning, the call is a related
+location, and no fix is offered (the value may be read elsewhere, or converted by the option's type).
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+from precisionlint.model import SAME_FILE, Related, Setting, Span
+
+if TYPE_CHECKING:
+    from precisionlint.model import Document
+    from precisionlint.values.candidates import Finder
+
+PENDING = "_unresolved_python_values"  # Document.__dict__ key: [(setting, value expression)] from python_calls
+
+
+class Origin(NamedTuple):
+    """How a reached setting's value reaches the framework's call."""
+
+    kind: str  # values.candidates kinds: "argparse default", "conditional arm", ...
+    where: str  # in words: "the default of a command-line option"
+    conditions: tuple[str, ...]  # source text of the conditions under which it is the value
+    every_path: bool
+    call: Related  # the keyword of the framework call that reads the value
+
+    def note(self) -> str:
+        """What a message appends: "(the default of a command-line option, when `--precision` is not given;
+        read by `Trainer(precision=...)` at line 12)"."""
+        when = f", when {' and '.join(self.conditions)}" if self.conditions else ""
+        return f"{self.where}{when}; {self.call.message}"
+
+
+def document_finder(document: Document) -> Finder | None:
+    """The value layer of a parsed Python document, built once and shared with the training-step model."""
+    cache = document.__dict__
+    if "_value_finder" in cache:
+        return cache["_value_finder"]  # type: ignore[no-any-return]
+    tree = document.tree
+    if not isinstance(tree, ast.Module):
+        cache["_value_finder"] = None
+        return None
+    from precisionlint.values.candidates import Finder
+
+    table, resolver = shared_scopes(document, tree)
+    finder = cache["_value_finder"] = Finder(tree, table, resolver, document.text)
+    return finder
+
+
+def shared_scopes(document: Document, tree: ast.Module) -> tuple[Any, Any]:
+    """The ScopeTable and Resolver of a document: the value layer and the script model build them once."""
+    cache = document.__dict__
+    found = cache.get("_scopes")
+    if found is None or found[0] is not tree:
+        from precisionlint.script.scopes import build_scopes
+        from precisionlint.script.values import Resolver
+
+        table = build_scopes(tree)
+        found = cache["_scopes"] = (tree, table, Resolver(table))
+    return found[1], found[2]
+
+
+def reached_settings(document: Document) -> list[Setting]:
+    """A Setting for every candidate value, written in this file, of the settings that are not literals."""
+    cache = document.__dict__
+    if "_reached_settings" in cache:
+        return cache["_reached_settings"]  # type: ignore[no-any-return]
+    found: list[Setting] = []
+    cache["_reached_settings"] = found
+    pending: list[tuple[Setting, ast.expr]] = cache.get(PENDING) or []
+    if not pending:
+        return found
+    finder = document_finder(document)
+    if finder is None:
+        return found
+    from precisionlint.script.positions import Positions
+    from precisionlint.script.values import Dtype
+    positions = Positions(document)
+    seen: set[tuple[str, str, Span]] = set()
+    origins: dict[Span, Origin] = cache.setdefault("_value_origins", {})
+    for setting, node in pending:
+        candidates = finder.candidates(node, finder.scope_at(node))
+        sole = candidates.complete and len(candidates.values) == 1
+        call_text = f"read by `{setting.key_path[0]}({setting.key_path[-1]}=...)` at line {setting.span.line}"
+        related = Related(SAME_FILE, setting.span, call_text)
+        for candidate in candidates.items:
+            if candidate.node is None or isinstance(candidate.value, Dtype):
+                continue
+            span = positions.span(candidate.node)
+            if span == setting.span:
+                continue  # a literal at the call itself is the call's own setting
+            key = (setting.framework, setting.name, span)
+            if key in seen:
+                continue
+            seen.add(key)
+            origin = Origin(candidate.kind, candidate.where, candidate.conditions,
+                            sole and candidate.every_path, related)
+            origins[span] = origin
+            found.append(setting._replace(
+                value=candidate.value, span=span,
+                value_offsets=(positions.start(candidate.node), positions.end(candidate.node)),
+                entry=None, origin=origin))
+    return found
+
+
+def chosen_at_launch(setting: Setting) -> bool:
+    """A value the launch picks (one of an option's choices), not one the program writes for itself."""
+    from precisionlint.values.candidates import CHOSEN_AT_LAUNCH
+
+    return setting.origin is not None and setting.origin.kind in CHOSEN_AT_LAUNCH
+
+
+def chosen_by_the_program_alone(setting: Setting) -> bool:
+    """A value that runs unless the launch overrides it: written where the framework reads it, on every path, or a
+    default (an option's, a dataclass field's, an environment variable's) with no branch on the way. Not an arm of
+    a conditional: a branch often picks the precision by hardware (`"bf16" if is_bf16_supported() else "fp16"`,
+    an FP8 recipe's branch), which rules about the target GPUs cannot judge."""
+    from precisionlint.values.candidates import DEFAULT_KINDS
+
+    origin = setting.origin
+    return origin is None or origin.every_path or (origin.kind in DEFAULT_KINDS and len(origin.conditions) <= 1)

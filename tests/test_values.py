@@ -1,0 +1,125 @@
+"""The value layer: candidate values of an expression with where each was written, and findings reported there."""
+
+from __future__ import annotations
+
+import ast
+import json
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+from precisionlint.model import Document
+from precisionlint.values.candidates import Candidates
+from precisionlint.values.settings import document_finder
+
+
+def _candidates(source: str, expression_line: int) -> Candidates:
+    """The candidates of the value of the last keyword of the call on `expression_line` (1-based)."""
+    text = textwrap.dedent(source)
+    tree = ast.parse(text)
+    document = Document("t.py", text, "python", tree=tree)
+    finder = document_finder(document)
+    assert finder is not None
+    call = next(n for n in ast.walk(tree) if isinstance(n, ast.Call) and n.lineno == expression_line
+                and n.keywords)
+    node = call.keywords[-1].value
+    return finder.candidates(node, finder.scope_at(node))
+
+
+def test_conditional_arms_carry_their_condition() -> None:
+    found = _candidates("""\
+        import lightning as L
+        L.Trainer(precision=16 if args.fp16 else "bf16" if args.bf16 else 32)
+        """, 2)
+    assert [(c.value, c.kind, c.conditions, c.every_path) for c in found.items] == [
+        (16, "conditional arm", ("`args.fp16`",), False),
+        ("bf16", "conditional arm", ("not `args.fp16`", "`args.bf16`"), False),
+        (32, "conditional arm", ("not `args.fp16`", "not `args.bf16`"), False),
+    ]
+    assert found.complete
+
+
+def test_argparse_default_through_type_and_store_true() -> None:
+    found = _candidates("""\
+        import argparse
+        parser = argparse.ArgumentParser()
+        parser.add_argument("--precision", type=int, default="16")
+        parser.add_argument("--fp16", action="store_true")
+        args = parser.parse_args()
+        f(precision=args.precision, fp16=args.fp16)
+        """, 6)
+    assert [(c.value, c.kind) for c in found.items] == [(False, "argparse default")]
+    precision = _candidates("""\
+        import argparse
+        parser = argparse.ArgumentParser()
+        parser.add_argument("--precision", type=int, default="16")
+        args = parser.parse_args()
+        f(precision=args.precision)
+        """, 5)
+    # argparse converts a string default through type=
+    assert [(c.value, c.kind, c.every_path) for c in precision.items] == [(16, "argparse default", False)]
+    assert not precision.complete  # the launch may pass any value
+
+
+def test_reaching_assignments_and_dead_branches() -> None:
+    found = _candidates("""\
+        DEBUG = False
+        def build(flag):
+            value = "a"
+            if DEBUG:
+                value = "debug"
+            value = "b" if flag else value
+            return f(x=value)
+        """, 7)
+    assert [c.value for c in found.items] == ["b", "a"]
+
+
+def test_table_lookup_through_a_helper_and_its_parameter() -> None:
+    found = _candidates("""\
+        import torch
+        DTYPES = {"fp16": torch.float16, "bf16": torch.bfloat16}
+        def dtype_of(name):
+            return DTYPES[name]
+        def pick():
+            return "bf16"
+        f(x=dtype_of(pick()))
+        """, 7)
+    # the key is a parameter, which callers elsewhere may pass: every entry, none on every path
+    assert [(c.value.name, c.kind, c.every_path) for c in found.items] == [
+        ("float16", "table entry", False), ("bfloat16", "table entry", False)]
+    assert found.items[1].conditions == ("`name` is 'bf16'",)
+
+
+def test_a_name_bound_to_something_else_is_not_an_option() -> None:
+    found = _candidates("""\
+        import argparse
+        parser = argparse.ArgumentParser()
+        parser.add_argument("--precision", default="16")
+        cfg = load_config()
+        f(precision=cfg.precision)
+        """, 5)
+    assert found.items == ()
+
+
+def test_reached_finding_names_its_origin_and_relates_the_call(tmp_path: Path) -> None:
+    script = tmp_path / "train.py"
+    script.write_text(textwrap.dedent("""\
+        import argparse
+        from lightning import Trainer
+        parser = argparse.ArgumentParser()
+        parser.add_argument("--precision", default="fp16")
+        args = parser.parse_args()
+        trainer = Trainer(precision=args.precision)
+        """))
+    result = subprocess.run([sys.executable, "-m", "precisionlint", "check", "--output-format", "json",
+                             "--select", "PL101", str(script)], capture_output=True, text=True)
+    assert result.returncode == 1, result.stderr
+    (finding,) = json.loads(result.stdout)
+    # where the user wrote the value, at most a warning (the launch may override a default), no fix
+    assert (finding["line"], finding["column"], finding["severity"]) == (4, 44, "warning")
+    assert "the default of a command-line option, when `--precision` is not given" in finding["message"]
+    assert finding["fix"] is None
+    (related,) = finding["related"]
+    assert (related["line"], related["column"]) == (6, 29)
+    assert related["message"] == "read by `Trainer(precision=...)` at line 6"
