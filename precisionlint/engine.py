@@ -161,7 +161,8 @@ def needs_script_model(text: str) -> bool:
     probe = word_probe(text)
     if any(_holds_name(probe, word) if word in _WHOLE_NAMES else word in probe for word in SCRIPT_MODEL_WORDS):
         return True
-    if "clip_grad" in probe and "precision" in probe and ("Accelerator" in probe or "Fabric" in probe):
+    if "clip_grad" in probe and ".backward(" in probe and (
+            "mixed_precision" in probe and "Accelerator(" in probe or "precision" in probe and "Fabric(" in probe):
         return True  # clip-before-unscale: a plain clip after a framework's scaled backward (accelerator.backward)
     loads = "from_pretrained" in probe
     if not loads and not any(word in probe for word in HALF_CAST_WORDS):

@@ -129,6 +129,10 @@ class CheckContext:
         A rule that judges values reads them beside `settings`; report() then names where each comes from."""
         if not self.document.__dict__.get("_unresolved_python_values"):
             return []
+        from precisionlint.checks._attribution import is_test_code
+
+        if is_test_code(self.document.path):
+            return []  # a test passes values on purpose (a parametrized precision, a value it expects to fail)
         from precisionlint.values.settings import reached_settings
 
         return reached_settings(self.document)

@@ -22,10 +22,12 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from precisionlint.script.positions import Positions
 from precisionlint.script.scopes import Scope, ScopeTable, is_import_marker
 from precisionlint.script.values import UNKNOWN, DictValue, Resolver
 
 if TYPE_CHECKING:
+    from precisionlint.model import Document
     from precisionlint.values.declared import Declarations
 
 _MAX_DEPTH = 8
@@ -132,11 +134,13 @@ NONE = Candidates((), False)
 class Finder:
     """Candidates of expressions of one parsed file (its ScopeTable and Resolver, shared with the script model)."""
 
-    def __init__(self, tree: ast.Module, table: ScopeTable, resolver: Resolver, text: str) -> None:
+    def __init__(self, tree: ast.Module, table: ScopeTable, resolver: Resolver, document: Document) -> None:
         self.tree = tree
         self.table = table
         self.resolver = resolver
-        self.text = text
+        self.document = document
+        self.text = document.text
+        self._positions: Positions | None = None
         self._memo: dict[tuple[int, int], Candidates] = {}
         self._declarations: Declarations | None = None
         self._calls: dict[str, list[tuple[ast.Call, Scope]]] | None = None
@@ -178,8 +182,9 @@ class Finder:
         return best
 
     def segment(self, node: ast.AST) -> str:
-        text = ast.get_source_segment(self.text, node) or ""
-        return " ".join(text.split())
+        if self._positions is None:
+            self._positions = Positions(self.document)
+        return " ".join(self._positions.segment(node).split())
 
     def condition_text(self, test: ast.expr, holds: bool) -> str:
         shown = self.segment(test)
@@ -385,6 +390,8 @@ class Finder:
 
     def calls_of(self, name: str) -> list[tuple[ast.Call, Scope]]:
         """The calls of the file written `name(...)` or `self.name(...)`, with the scope of each (one walk)."""
+        if self.text.isascii() and self.text.count(name + "(") < 2:
+            return []  # never written: no walk (a test function's parameters, a `main(args)` no one calls here)
         if self._calls is None:
             from precisionlint.script.scopes import scoped_nodes
 

@@ -53,7 +53,7 @@ def document_finder(document: Document) -> Finder | None:
     from precisionlint.values.candidates import Finder
 
     table, resolver = shared_scopes(document, tree)
-    finder = cache["_value_finder"] = Finder(tree, table, resolver, document.text)
+    finder = cache["_value_finder"] = Finder(tree, table, resolver, document)
     return finder
 
 
