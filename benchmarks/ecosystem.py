@@ -82,7 +82,7 @@ def reached_kind(finding: dict) -> str | None:
     """How a finding's value reached the framework (an argparse default, a conditional arm, a helper's return,
     ...: precisionlint.values), read from its related location and its message; None for a value written where
     the framework reads it."""
-    from precisionlint.values.candidates import WHERE
+    from precisionlint.values.candidate import WHERE
 
     related = finding.get("related") or []
     if not any(str(r.get("message", "")).startswith(READ_BY) for r in related):

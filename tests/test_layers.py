@@ -25,7 +25,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("formats", ("precisionlint.sources",)),
     ("frameworks", ("precisionlint.frameworks",)),
     ("hardware", ("precisionlint.hardware",)),
-    ("analysis", ("precisionlint.script", "precisionlint.project")),
+    ("analysis", ("precisionlint.script", "precisionlint.project", "precisionlint.values")),
     ("checks", ("precisionlint.checks",)),
     ("engine", ("precisionlint.engine", "precisionlint.suppress", "precisionlint.sources.setting_edits")),
     ("fix", ("precisionlint.fix", "precisionlint.fix_plan", "precisionlint.fix_verify", "precisionlint.fix_write",

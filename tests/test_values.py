@@ -10,7 +10,7 @@ import textwrap
 from pathlib import Path
 
 from precisionlint.model import Document
-from precisionlint.values.candidates import Candidates
+from precisionlint.values.candidate import Candidates
 from precisionlint.values.settings import document_finder
 
 

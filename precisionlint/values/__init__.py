@@ -6,8 +6,8 @@ user wrote (an argparse default, one arm of a conditional, a helper's return, a 
 place it was written, the conditions under which it is the value, and whether it is the value on every path.
 Findings are then reported where the value was written, with the framework's call as a related location.
 
-    candidates.py  Candidate, Candidates and the Finder: expressions -> candidates (names, arms, tables, helpers,
-                   parameters, `self.x`)
+    candidate.py   Candidate, Candidates and the kinds of provenance
+    candidates.py  the Finder: expressions -> candidates (names, arms, tables, helpers, parameters, `self.x`)
     declared.py    what a script declares for its launch: argparse options, click options, dataclass fields
                    (the HfArgumentParser pattern), environment defaults
     settings.py    framework settings reached through values: a Setting per candidate, with its Origin

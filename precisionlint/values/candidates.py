@@ -20,115 +20,37 @@ by the file's size times a constant.
 from __future__ import annotations
 
 import ast
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any
 
 from precisionlint.script.positions import Positions
 from precisionlint.script.scopes import Scope, ScopeTable, is_import_marker
 from precisionlint.script.values import UNKNOWN, DictValue, Resolver
+from precisionlint.values.candidate import (
+    ARGUMENT,
+    ARM,
+    ASSIGNMENT,
+    ATTRIBUTE,
+    HELPER,
+    LITERAL,
+    NONE,
+    OR_DEFAULT,
+    PARAMETER,
+    TABLE,
+    Candidate,
+    Candidates,
+)
+from precisionlint.values.declared import (
+    Declarations,
+    environment_default,
+    option_candidates,
+    parameter_declarations,
+)
 
 if TYPE_CHECKING:
     from precisionlint.model import Document
-    from precisionlint.values.declared import Declarations
 
 _MAX_DEPTH = 8
 _MAX_CANDIDATES = 16  # more alternatives than this: the value is not one a user chose, call it unknown
-
-# How a candidate reaches the expression (Candidate.kind), as messages name it.
-LITERAL = "literal"
-ASSIGNMENT = "assignment"
-ARM = "conditional arm"
-OR_DEFAULT = "fallback of `or`"
-TABLE = "table entry"
-HELPER = "helper return"
-PARAMETER = "parameter default"
-ARGUMENT = "call argument"
-ATTRIBUTE = "attribute"
-ARGPARSE_DEFAULT = "argparse default"
-ARGPARSE_CHOICE = "argparse choice"
-CLICK_DEFAULT = "click default"
-DATACLASS_DEFAULT = "dataclass default"
-ENVIRONMENT_DEFAULT = "environment default"
-CONFIG_KEY = "config key"
-
-# Values the launch chooses (a flag's choices): a rule that judges what the program writes should not judge them.
-CHOSEN_AT_LAUNCH = frozenset({ARGPARSE_CHOICE})
-# Kinds whose value the launch may override: never a value on every path.
-OVERRIDABLE = frozenset({ARGPARSE_DEFAULT, ARGPARSE_CHOICE, CLICK_DEFAULT, DATACLASS_DEFAULT, ENVIRONMENT_DEFAULT,
-                         PARAMETER, CONFIG_KEY})
-# The defaults a launch overrides: the value when nothing is passed.
-DEFAULT_KINDS = frozenset({ARGPARSE_DEFAULT, CLICK_DEFAULT, DATACLASS_DEFAULT, ENVIRONMENT_DEFAULT})
-# Kinds a more specific kind replaces when a value passes through them (a literal assigned to a name is
-# reported as that name's assignment; an argparse default stays an argparse default through any name).
-_PLAIN = frozenset({LITERAL, ASSIGNMENT})
-
-
-class Candidate(NamedTuple):
-    """One value an expression may take.
-
-    value       a Python constant (str, int, float, bool, None) or precisionlint.script.values.Dtype
-    node        the expression where the value is written in this file (None: in another file)
-    kind        how it reaches the expression (the constants above)
-    conditions  the conditions under which it is the value, as source text ("`args.fp16`", "not `args.fp16`")
-    every_path  the value on every path that reaches the expression (no branch, no default a launch overrides)
-    path        another file's path where the value is written (a config file's key), "" for this file
-    key_path    the keys of that config file, outermost first
-    """
-
-    value: Any
-    node: ast.AST | None
-    kind: str
-    conditions: tuple[str, ...] = ()
-    every_path: bool = True
-    path: str = ""
-    key_path: tuple[str, ...] = ()
-
-    def weakened(self, condition: str | None = None, kind: str | None = None) -> Candidate:
-        """The same value reached through a branch: not on every path, under one more condition."""
-        conditions = self.conditions if condition is None else (condition, *self.conditions)
-        return self._replace(every_path=False, conditions=conditions,
-                             kind=kind if kind is not None and self.kind in _PLAIN else self.kind)
-
-    def through(self, kind: str) -> Candidate:
-        """The same value reached through a step that does not branch (a name, a helper's single return)."""
-        return self._replace(kind=kind) if self.kind in _PLAIN else self
-
-    @property
-    def where(self) -> str:
-        """How messages say where the value comes from: "the argparse default", "one arm of a conditional"."""
-        return WHERE.get(self.kind, self.kind)
-
-
-WHERE = {
-    LITERAL: "the value written here",
-    ASSIGNMENT: "an assignment",
-    ARM: "one arm of a conditional",
-    OR_DEFAULT: "the fallback of an `or`",
-    TABLE: "an entry of a table",
-    HELPER: "the return value of a helper",
-    PARAMETER: "a parameter's default",
-    ARGUMENT: "an argument of a call",
-    ATTRIBUTE: "an attribute's assignment",
-    ARGPARSE_DEFAULT: "the default of a command-line option",
-    ARGPARSE_CHOICE: "a choice of a command-line option",
-    CLICK_DEFAULT: "the default of a click option",
-    DATACLASS_DEFAULT: "the default of a dataclass field",
-    ENVIRONMENT_DEFAULT: "the default of an environment variable",
-    CONFIG_KEY: "a key of a config file",
-}
-
-
-class Candidates(NamedTuple):
-    """The values an expression may take. `complete`: no way of choosing the value was left unresolved."""
-
-    items: tuple[Candidate, ...]
-    complete: bool
-
-    @property
-    def values(self) -> set[Any]:
-        return {c.value for c in self.items}
-
-
-NONE = Candidates((), False)
 
 
 class Finder:
@@ -365,8 +287,6 @@ class Finder:
 
     def _parameter(self, function: Scope, name: str, depth: int) -> Candidates:
         """A parameter: its default, a click option's default, and the arguments of the file's calls."""
-        from precisionlint.values.declared import parameter_declarations
-
         node = function.node
         if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             return NONE
@@ -434,8 +354,6 @@ class Finder:
                         weakened = candidate.weakened(kind=ATTRIBUTE)
                         items.append(weakened._replace(conditions=(*shown, *weakened.conditions)))
             return Candidates(tuple(items), complete)
-        from precisionlint.values.declared import option_candidates
-
         return option_candidates(self, base, expr.attr, scope, depth)
 
     def _table(self, expr: ast.expr, scope: Scope, depth: int) -> tuple[ast.expr, Scope] | None:
@@ -523,16 +441,12 @@ class Finder:
         func = expr.func
         if (isinstance(func, ast.Attribute) and func.attr == "get" and 1 <= len(expr.args) <= 2
                 and not expr.keywords):
-            from precisionlint.values.declared import environment_default
-
             environment = environment_default(self, expr, scope, depth)
             if environment is not None:
                 return environment
             default = expr.args[1] if len(expr.args) == 2 else ast.Constant(value=None)
             return self._lookup(func.value, expr.args[0], scope, depth, default)
         if (func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")) == "getenv":
-            from precisionlint.values.declared import environment_default
-
             return environment_default(self, expr, scope, depth) or NONE
         function = self.resolver.function_for(func, scope)
         if function is None:

@@ -14,10 +14,10 @@ the launch picks (values.candidates.CHOSEN_AT_LAUNCH).
 from __future__ import annotations
 
 import ast
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from precisionlint.script.scopes import Scope, scoped_nodes
-from precisionlint.values.candidates import (
+from precisionlint.values.candidate import (
     ARGPARSE_CHOICE,
     ARGPARSE_DEFAULT,
     CLICK_DEFAULT,
@@ -28,8 +28,8 @@ from precisionlint.values.candidates import (
     Candidates,
 )
 
-if TYPE_CHECKING:
-    from precisionlint.values.candidates import Finder
+# The functions below take the Finder of values.candidates (typed Any: that module imports this one).
+Finder = Any
 
 # Calls whose result is the namespace of parsed options (argparse, HfArgumentParser, jsonargparse, ...).
 _PARSE_CALLS = frozenset({"parse_args", "parse_known_args", "parse_args_into_dataclasses", "parse_dict",

@@ -115,7 +115,7 @@ def reached_settings(document: Document) -> list[Setting]:
 
 def chosen_at_launch(setting: Setting) -> bool:
     """A value the launch picks (one of an option's choices), not one the program writes for itself."""
-    from precisionlint.values.candidates import CHOSEN_AT_LAUNCH
+    from precisionlint.values.candidate import CHOSEN_AT_LAUNCH
 
     return setting.origin is not None and setting.origin.kind in CHOSEN_AT_LAUNCH
 
@@ -125,7 +125,7 @@ def chosen_by_the_program_alone(setting: Setting) -> bool:
     default (an option's, a dataclass field's, an environment variable's) with no branch on the way. Not an arm of
     a conditional: a branch often picks the precision by hardware (`"bf16" if is_bf16_supported() else "fp16"`,
     an FP8 recipe's branch), which rules about the target GPUs cannot judge."""
-    from precisionlint.values.candidates import DEFAULT_KINDS
+    from precisionlint.values.candidate import DEFAULT_KINDS
 
     origin = setting.origin
     return origin is None or origin.every_path or (origin.kind in DEFAULT_KINDS and len(origin.conditions) <= 1)
