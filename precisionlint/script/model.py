@@ -486,12 +486,28 @@ class ScriptModel(Record):
         for cast in self.casts:
             if cast.dtype not in dtypes or any(_related(cast.key, r) for r in restored):
                 continue
-            if not any(_related(cast.key, key) for key in optimizer.param_keys):
+            if restored and self._same_object(cast.key, frozenset(restored)):
+                continue  # cast back to float32 where another function holds it (`self.model.float()`)
+            if not any(_related(cast.key, key) for key in optimizer.param_keys) and not self._same_object(
+                    cast.key, optimizer.param_keys):
                 continue
             # a cast in a branch that returns without stepping or naming the optimizer (inference, export)
             if steps_after(cast, optimizer.span.line, name, self._exit_branches):
                 found.append(cast)
         return found
+
+    def _same_object(self, key: str, others: frozenset[str]) -> bool:
+        """`key` names the same object as one of `others` through the file's calls and attributes
+        (script.objects: `Trainer(model)` ... `self.model = model` ... `self.model.parameters()`)."""
+        if not others:
+            return False
+        aliases = self.__dict__.get("_aliases")
+        if aliases is None:
+            from precisionlint.script.objects import ObjectAliases
+
+            aliases = self.__dict__["_aliases"] = ObjectAliases(self.document.tree, self.table, self.resolver)
+        canonical = aliases.canonical(key)
+        return any(_related(canonical, aliases.canonical(other)) for other in others)
 
     def has_scaler_evidence(self) -> bool:
         """A GradScaler is constructed, some object is used as one (`x.scale(loss).backward()`,
