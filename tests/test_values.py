@@ -123,3 +123,17 @@ def test_reached_finding_names_its_origin_and_relates_the_call(tmp_path: Path) -
     (related,) = finding["related"]
     assert (related["line"], related["column"]) == (6, 29)
     assert related["message"] == "read by `Trainer(precision=...)` at line 6"
+
+
+def test_strings_built_from_candidates() -> None:
+    found = _candidates("""\
+        bits = "16" if half else "32"
+        f(precision=f"{bits}-mixed")
+        """, 2)
+    assert [(c.value, c.conditions, c.every_path) for c in found.items] == [
+        ("16-mixed", ("`half`",), False), ("32-mixed", ("not `half`",), False)]
+    joined = _candidates("""\
+        PREFIX = "bf16"
+        f(precision=PREFIX + "-true")
+        """, 2)
+    assert [(c.value, c.every_path) for c in joined.items] == [("bf16-true", True)]

@@ -194,10 +194,13 @@ class CheckContext:
         if origin is not None:
             # A value reached through the script (reached_settings): say where it comes from and when; a value on
             # some paths only is at most a warning; the framework's call is a related location; no fix.
-            message = f"{message} ({origin.note()})"
+            if origin.call.span != span:
+                message = f"{message} ({origin.note()})"
+                related = (*related, origin.call)
+            elif origin.conditions:  # built at the call itself (`f"{bits}-mixed"`): only the condition is news
+                message = f"{message} (when {' and '.join(origin.conditions)})"
             chosen = severity if severity is not None else self.rule.severity
             severity = chosen if origin.every_path else min(chosen, Severity.WARNING)
-            related = (*related, origin.call)
             fix = None
         return Finding(
             code=self.rule.code,

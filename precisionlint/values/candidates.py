@@ -134,7 +134,39 @@ class Finder:
             return self._subscript(expr, scope, depth)
         if isinstance(expr, ast.Call):
             return self._call(expr, scope, depth)
+        if isinstance(expr, ast.JoinedStr) or isinstance(expr, ast.BinOp) and isinstance(expr.op, ast.Add):
+            built = self._built_string(expr, scope, depth)
+            if built is not None:
+                return built
         return self._static(expr, scope)
+
+    def _built_string(self, expr: ast.JoinedStr | ast.BinOp, scope: Scope, depth: int) -> Candidates | None:
+        """A string built from candidates: `f"{bits}-mixed"`, `prefix + "16"`. Each combination of the parts'
+        candidates is one candidate, written at the whole expression, on every path only if each part is."""
+        parts: list[Candidates] = []
+        pieces = expr.values if isinstance(expr, ast.JoinedStr) else [expr.left, expr.right]
+        for piece in pieces:
+            if isinstance(piece, ast.FormattedValue):
+                if piece.format_spec is not None or piece.conversion not in (-1, 115):
+                    return None
+                piece = piece.value
+            found = self.candidates(piece, scope, depth + 1)
+            if not found.items:
+                return None
+            if isinstance(expr, ast.BinOp) and not all(isinstance(c.value, str) for c in found.items):
+                return None  # arithmetic, not a string: the Resolver's business
+            parts.append(found)
+        combined: list[tuple[str, tuple[str, ...], bool]] = [("", (), True)]
+        for part in parts:
+            combined = [(text + str(c.value), conditions + c.conditions, every and c.every_path)
+                        for text, conditions, every in combined for c in part.items]
+            if len(combined) > _MAX_CANDIDATES:
+                return NONE
+        complete = all(p.complete for p in parts)
+        single = len(combined) == 1
+        items = tuple(Candidate(text, expr, LITERAL, conditions, every and single)
+                      for text, conditions, every in combined)
+        return Candidates(items, complete)
 
     def _static(self, expr: ast.expr, scope: Scope) -> Candidates:
         """What the Resolver knows for certain (dtypes, arithmetic on constants, `getattr(torch, "bfloat16")`)."""

@@ -86,7 +86,7 @@ def reached_settings(document: Document) -> list[Setting]:
     from precisionlint.script.positions import Positions
     from precisionlint.script.values import Dtype
     positions = Positions(document)
-    seen: set[tuple[str, str, Span]] = set()
+    seen: set[tuple[str, str, Span, str]] = set()
     origins: dict[Span, Origin] = cache.setdefault("_value_origins", {})
     for setting, node in pending:
         candidates = finder.candidates(node, finder.scope_at(node))
@@ -97,14 +97,16 @@ def reached_settings(document: Document) -> list[Setting]:
             if candidate.node is None or isinstance(candidate.value, Dtype):
                 continue
             span = positions.span(candidate.node)
-            if span == setting.span:
-                continue  # a literal at the call itself is the call's own setting
-            key = (setting.framework, setting.name, span)
+            key = (setting.framework, setting.name, span, repr(candidate.value))
             if key in seen:
                 continue
             seen.add(key)
             origin = Origin(candidate.kind, candidate.where, candidate.conditions,
                             sole and candidate.every_path, related)
+            known = origins.get(span)
+            if known is not None and known != origin:
+                # two values written at one place (`f"{bits}-mixed"`): say no condition rather than a wrong one
+                origin = known._replace(conditions=(), every_path=False)
             origins[span] = origin
             found.append(setting._replace(
                 value=candidate.value, span=span,

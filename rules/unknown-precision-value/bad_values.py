@@ -21,3 +21,7 @@ def lightning_precision(device):
 
 trainer = Trainer(precision=lightning_precision(args.device))
 other = Trainer(precision=os.getenv("PRECISION", "fp16"))
+
+# a string built from a conditional at the call: each combination is a value
+bits = "16" if args.precision == "half" else "bf16"
+built = Trainer(precision=f"{bits}_mixed")
