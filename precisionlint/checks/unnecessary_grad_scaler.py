@@ -9,6 +9,10 @@ compared with the autocast's, though:
 - `GradScaler(enabled=cfg.amp)` where the only autocast it serves is bfloat16, always on or switched by that same
   flag: the flag that enables the scaler is the flag that enables bfloat16, so it is enabled exactly when it is
   useless;
+- `GradScaler(enabled=(args.dtype in ["float16", "bfloat16"]))` beside `dtype=DTYPES[args.dtype]`: the enabling
+  test and the autocast's dtype are chosen by one variable whose every value is known (an option's default and
+  choices, the arms that assign it), and one of its values enables the scaler while every autocast it serves runs
+  bfloat16;
 - a scaler built only in one arm of a test (`GradScaler() if use_bf16 else None`) while the autocast's dtype,
   decided by the same test, is bfloat16 in that arm: the scaler serves bfloat16 only, and the float16 arm, which
   needs one, has none.
@@ -106,6 +110,16 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
                 "pass `enabled=(dtype == torch.float16)` instead",
             )
             continue
+        correlated = _correlated(ctx, scaler, active)
+        if correlated is not None:
+            name, value = correlated
+            yield ctx.report(
+                scaler.span,
+                f"`{scaler.text}` is enabled when `{name}` is {value!r}, and then the autocast it serves runs "
+                f"bfloat16 (line {lines}), which needs no loss scaling (pure overhead: an inf/NaN check and unscale "
+                "every step); enable it for float16 only: `enabled=(dtype == torch.float16)`",
+            )
+            continue
         arm = _bf16_arm(model, scaler, active)
         if arm is not None:
             test, other = arm
@@ -189,3 +203,38 @@ def _simple(test: ast.expr) -> bool:
         or isinstance(n, (ast.cmpop, ast.boolop, ast.unaryop))
         for n in ast.walk(test)
     )
+
+
+def _correlated(ctx: CheckContext, scaler: GradScalerInfo, active: list[AutocastRegion]) -> tuple[str, object] | None:
+    """`enabled=` and the autocast's `dtype=` chosen by one variable (`args.dtype`, an option with choices): a value
+    of it under which the scaler is enabled and every region it serves runs bfloat16 (`enabled=(args.dtype in
+    ["float16", "bfloat16"])` beside `dtype=DTYPES[args.dtype]`). Every value the variable can take must be
+    known (an option's default and choices, the arms that assign it)."""
+    from precisionlint.script.names import dotted
+    from precisionlint.script.values import Dtype
+    from precisionlint.values.assume import evaluate, variables
+    from precisionlint.values.settings import document_finder
+
+    expr = scaler.enabled_expr
+    if expr is None or scaler.enabled is not None or any(r.dtype_expr is None for r in active):
+        return None
+    finder = document_finder(ctx.document)
+    if finder is None:
+        return None
+    scope = finder.scope_at(expr)
+    for name in sorted(variables(expr)):
+        node = next((n for n in ast.walk(expr) if isinstance(n, (ast.Name, ast.Attribute)) and dotted(n) == name),
+                    None)
+        if node is None:
+            continue
+        found = finder.candidates(node, scope)  # type: ignore[arg-type]
+        if not found.complete or not found.items:
+            continue
+        for value in sorted(found.values, key=repr):
+            assumed = {name: value}
+            if evaluate(finder, expr, scope, assumed) is not True:
+                continue
+            dtypes = [evaluate(finder, r.dtype_expr, r.scope, assumed) for r in active]  # type: ignore[arg-type]
+            if all(isinstance(d, Dtype) and d.name == "bfloat16" for d in dtypes):
+                return name, value
+    return None

@@ -403,6 +403,14 @@ class Finder:
             expr, scope = values[0], owner
         return None
 
+    def table_of(self, expr: ast.expr, scope: Scope) -> tuple[list[tuple[Any, ast.expr]], Scope] | None:
+        """The entries of the literal table an expression is (or a name assigned one once), with their scope."""
+        found = self._table(expr, scope, 0)
+        if found is None:
+            return None
+        entries = self._entries(found[0], found[1])
+        return (entries, found[1]) if entries is not None else None
+
     def _entries(self, table: ast.expr, scope: Scope) -> list[tuple[Any, ast.expr]] | None:
         """(key, value expression) of a literal table; None when a key is unknown or a `**` spreads another."""
         if isinstance(table, ast.Dict):
