@@ -137,3 +137,20 @@ def test_strings_built_from_candidates() -> None:
         f(precision=PREFIX + "-true")
         """, 2)
     assert [(c.value, c.every_path) for c in joined.items] == [("bf16-true", True)]
+
+
+def test_options_through_the_scripts_own_parse_args_helper() -> None:
+    found = _candidates("""\
+        import argparse
+        def parse_args():
+            parser = argparse.ArgumentParser()
+            parser.add_argument("--mixed_precision", default="fp16", choices=["no", "fp16", "bf16"])
+            return parser.parse_args()
+        def main():
+            args = parse_args()
+            f(mixed_precision=args.mixed_precision)
+        """, 8)
+    assert [(c.value, c.kind) for c in found.items] == [
+        ("fp16", "argparse default"), ("no", "argparse choice"), ("fp16", "argparse choice"),
+        ("bf16", "argparse choice")]
+    assert found.complete

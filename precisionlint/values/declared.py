@@ -122,8 +122,11 @@ def _is_namespace(finder: Finder, base: ast.Name, scope: Scope) -> bool:
             continue
         if isinstance(value, ast.Subscript):
             value = value.value
-        if isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr in _PARSE_CALLS:
-            continue
+        if isinstance(value, ast.Call):
+            func = value.func
+            # `parser.parse_args()`, or the script's own `args = parse_args()` helper that returns it
+            if (func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")) in _PARSE_CALLS:
+                continue
         return False
     return True
 
