@@ -193,8 +193,8 @@ def _write_report(path: str, payload: dict[str, Any]) -> None:
     except OSError as exc:
         click.echo(f"precisionlint: error: {path}: cannot write: {exc.strerror or exc}", err=True)
         sys.exit(EXIT_USAGE)
-    if sys.stderr.isatty():
-        click.echo(f"precisionlint: wrote {path}", err=True)
+    # On stderr, so that stdout stays the report the user asked for (JSON for --output-format json).
+    click.echo(f"precisionlint: wrote {path}", err=True)
 
 
 def _gpus_from_configuration(gpu_names: tuple[str, ...], near: str | None) -> tuple[tuple[str, ...], dict[str, Any]]:

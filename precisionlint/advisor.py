@@ -97,6 +97,18 @@ class _Speeds:
             return min(r for r in ratios if r is not None), "datasheet"
         return None, "unknown"
 
+    def ratio_text(self, fmt: str, over: str, ratio: float, source: str) -> tuple[str, str]:
+        """(the ratio, where it comes from) as the decision path writes them: '2.6x', 'measured figures'; a
+        measured ratio only to the digits its batches support, with the caveat (probe/figures.py)."""
+        fast = self.probe.timing(fmt) if self.probe is not None and source == "measured" else None
+        slow = self.probe.timing(over) if self.probe is not None and source == "measured" else None
+        if fast is None or slow is None:
+            return _x(ratio), f"{source} figures"
+        from precisionlint.probe.figures import ratio_text
+
+        text, caveat = ratio_text(fast, slow)
+        return text, f"{source} figures; {caveat}" if caveat else f"{source} figures"
+
 
 def _x(ratio: float | None) -> str:
     return f"{ratio:.2g}x" if ratio is not None and ratio < 10 else f"{ratio:.0f}x" if ratio else "?"
@@ -216,12 +228,14 @@ def _recommend_gpu(targets: tuple[Gpu, ...], params: float | None, priority: str
             tf32_reason = ("No figures for this card: TF32 tensor cores usually run float32 matmuls several "
                            "times faster, so it is assumed to pay off.")
         elif tf32_worth:
-            tf32_reason = f"TF32 matmuls run at {_x(tf32_gain)} the IEEE float32 rate here ({tf32_src} figures)."
+            shown, origin = speeds.ratio_text("tf32", "fp32", tf32_gain, tf32_src)
+            tf32_reason = f"TF32 matmuls run at {shown} the IEEE float32 rate here ({origin})."
         else:
             why = (" (GeForce-class tensor cores run TF32 at the float32 rate)" if tf32_src == "datasheet"
                    else "")
-            tf32_reason = (f"TF32 runs at only {_x(tf32_gain)} the float32 rate here ({tf32_src} figures){why}, so "
-                           "it would round matmul inputs to 10 mantissa bits for no speed.")
+            shown, origin = speeds.ratio_text("tf32", "fp32", tf32_gain, tf32_src)
+            tf32_reason = (f"TF32 runs at only {shown} the float32 rate here ({origin}){why}, so it would round "
+                           "matmul inputs to 10 mantissa bits for no speed.")
         if priority != "accuracy":
             path.append(Step("Does TF32 speed up float32 matmuls on this hardware?",
                              "yes" if tf32_worth else "no", tf32_reason))
@@ -236,9 +250,11 @@ def _recommend_gpu(targets: tuple[Gpu, ...], params: float | None, priority: str
         if gain is None:
             reason = f"No figures to compare; {half} tensor-core matmuls are normally several times faster."
         elif half_worth:
-            reason = f"{half} matmuls run at {_x(gain)} the {label} rate here ({src} figures)."
+            shown, origin = speeds.ratio_text(half, base32, gain, src)
+            reason = f"{half} matmuls run at {shown} the {label} rate here ({origin})."
         else:
-            reason = (f"{half} matmuls run at only {_x(gain)} the {label} rate here ({src} figures), so 16-bit "
+            shown, origin = speeds.ratio_text(half, base32, gain, src)
+            reason = (f"{half} matmuls run at only {shown} the {label} rate here ({origin}), so 16-bit "
                       "precision would cost accuracy without buying speed.")
             if src == "measured":
                 reason += (" The datasheet says otherwise: check the clocks and power limit (nvidia-smi -q -d "
@@ -333,7 +349,10 @@ def _fp8_measurement(probe: ProbeResult | None) -> str | None:
     if fast is not None:
         measured += f", {fast.tflops:.0f} with fast accumulation"
     if half is not None:
-        measured += f", {fp8.tflops / half.tflops:.2g}x the {half.fmt} rate"
+        from precisionlint.probe.figures import ratio_text
+
+        shown, caveat = ratio_text(fp8, half)
+        measured += f", {shown} the {half.fmt} rate" + (f" ({caveat})" if caveat else "")
     error = probe.numeric("fp8")
     if error is not None:
         measured += f", at a relative error of {error.relative_error:.1e}"
@@ -347,15 +366,18 @@ def _recommend_cpu(probe: ProbeResult, params: float | None, priority: str | Non
     info = probe.device
     path = [Step("Is there a GPU?", "no: training on the CPU",
                  f"PyTorch sees no CUDA or ROCm device, so the probe measured the CPU ({info.name}).")]
-    gain, src = _Speeds((), probe).ratio("bf16", "fp32")
+    speeds = _Speeds((), probe)
+    gain, src = speeds.ratio("bf16", "fp32")
     native = "has" if info.bf16 else "has no"
     if gain is None:
         worth = info.bf16
         reason = f"No measurement; the CPU {native} bf16 dot-product instructions (AVX512-BF16 / AMX)."
     else:
         worth = gain >= SPEEDUP_WORTH
-        reason = (f"bf16 matmuls ran at {_x(gain)} the float32 rate ({src}); the CPU {native} bf16 "
-                  "dot-product instructions (AVX512-BF16 / AMX).")
+        shown, origin = speeds.ratio_text("bf16", "fp32", gain, src)
+        origin = origin.replace("measured figures", "measured", 1)
+        reason = (f"bf16 matmuls ran at {shown} the float32 rate ({origin}); the CPU {native} bf16 dot-product "
+                  "instructions (AVX512-BF16 / AMX).")
     path.append(Step("Is bf16 clearly faster than float32 on this CPU?", "yes" if worth else "no", reason))
     size_step, large = _size_step(params)
     path.append(size_step)
@@ -385,6 +407,7 @@ def _recommend_cpu(probe: ProbeResult, params: float | None, priority: str | Non
 def evidence(probe: ProbeResult) -> tuple[str, ...]:
     """One sentence per measurement, for the text report: each format's speed judged against the datasheet and
     the best published measurement, the user's shapes, the other GPUs, the numeric check and loss scaling."""
+    from precisionlint.probe.figures import unreliable_note
     from precisionlint.probe.judge import verdicts
 
     out: list[str] = []
@@ -393,6 +416,8 @@ def evidence(probe: ProbeResult) -> tuple[str, ...]:
         low, high = t.tflops_range
         spread = f", {_figure(low)}-{_figure(high)} across repeats" if len(t.samples_s) > 1 else ""
         unsettled = "" if t.settled else "; the speed had not settled after the warm-up"
+        if not t.reliable and not verdict.comparison:  # a comparison gives the caveat itself
+            unsettled += f"; {unreliable_note(t.fmt, t.spread)}"
         sentence = (f"{label} matmul {t.size}x{t.size}: {t.tflops:.2f} TFLOP/s (median of {t.repeats} x {t.inner} "
                     f"calls{spread}{unsettled})")
         if verdict.comparison:

@@ -47,6 +47,11 @@ class SimulatedCard:
     # be tested here; tests/test_probe.py tests it on a device whose timer ramps batch by batch.
     ramp_s: float = 0.0
     noise: float = 0.005  # relative standard deviation of one call's time
+    # An unsteady machine: format -> factor by which every other timed batch of that format runs slower (a
+    # neighbour's job, a clock that will not settle), so its batches spread by factor - 1 whatever their length.
+    unsteady: dict[str, float] = field(default_factory=dict)
+    unsteady_batches: int = 0
+    last_format: str = ""
     clock_s: float = 0.0
     calls: int = 0
     first_kernel: float | None = None
@@ -60,6 +65,15 @@ class SimulatedCard:
         self.clock_s += flop / (self.rates[fmt] * 1e12 * speed) * (1.0 + rng.gauss(0.0, self.noise))
         self.calls += 1
         self.by_format[fmt] = self.by_format.get(fmt, 0) + 1
+        self.last_format = fmt
+
+    def batch_factor(self) -> float:
+        """How much slower the batch that just ended ran than the kernels' own time (1.0 on a steady card)."""
+        factor = self.unsteady.get(self.last_format)
+        if factor is None:
+            return 1.0
+        self.unsteady_batches += 1
+        return factor if self.unsteady_batches % 2 else 1.0
 
 
 class _Event:
@@ -76,7 +90,8 @@ class _Event:
 
     def elapsed_time(self, end: _Event) -> float:
         assert self.at is not None and end.at is not None
-        return (end.at - self.at) * 1e3  # milliseconds, like torch.cuda.Event
+        factor = self.module.cards[self.module.current].batch_factor()
+        return (end.at - self.at) * factor * 1e3  # milliseconds, like torch.cuda.Event
 
 
 class SimulatedCuda:

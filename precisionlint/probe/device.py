@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import platform
 import time
+import warnings
 from collections.abc import Callable
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
@@ -26,9 +27,18 @@ class ProbeUnavailable(RuntimeError):
     """torch is not installed (or cannot be imported): the probe cannot run."""
 
 
+# What torch says on import where NumPy is not installed: torch/csrc/utils/tensor_numpy.cpp warns the first time a
+# tensor-to-NumPy conversion method is built, which torch._subclasses.functional_tensor does while `import torch`
+# runs. NumPy is optional for torch (its wheels do not require it) and the probe never converts a tensor to NumPy,
+# so the warning tells a probe user nothing; it is ignored for the import alone and every other warning still shows.
+_NO_NUMPY_WARNING = r"Failed to initialize NumPy"
+
+
 def import_torch() -> Any:
     try:
-        import torch
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", message=_NO_NUMPY_WARNING, category=UserWarning)
+            import torch
     except ImportError as exc:  # also what a broken install or a blocked import raises
         raise ProbeUnavailable(INSTALL_HINT) from exc
     return torch

@@ -10,7 +10,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from precisionlint.probe.results import DeviceInfo, PeerCheck, ProbeResult, Telemetry, Timing, sig
+from precisionlint.probe.figures import percent_text, unreliable_note
+from precisionlint.probe.results import (
+    UNRELIABLE_SPREAD,
+    DeviceInfo,
+    PeerCheck,
+    ProbeResult,
+    Telemetry,
+    Timing,
+    sig,
+)
 
 HEALTHY_FRACTION = 0.85
 LOW_CLOCK_FRACTION = 0.9  # an SM clock below 90% of its maximum under load is worth mentioning
@@ -37,6 +46,11 @@ class Verdict:
     achievable_tflops: float | None
     status: str  # "ok" | "low" | "unjudged" (no achievable figure for this card and format)
     causes: tuple[str, ...] = ()
+    spread: float = 0.0  # of the timed batches: above UNRELIABLE_SPREAD the percentages are rounded and marked
+
+    @property
+    def reliable(self) -> bool:
+        return self.spread <= UNRELIABLE_SPREAD
 
     @property
     def fraction_of_peak(self) -> float | None:
@@ -51,19 +65,23 @@ class Verdict:
         """'92% of the 989.4 TFLOP/s datasheet peak, 99% of the 794.5 TFLOP/s best published measurement'."""
         parts = []
         if self.fraction_of_peak is not None:
-            parts.append(f"{self.fraction_of_peak:.0%} of the {self.peak_tflops:g} TFLOP/s datasheet peak")
+            parts.append(f"{percent_text(self.fraction_of_peak, self.reliable)} of the {self.peak_tflops:g} "
+                         "TFLOP/s datasheet peak")
         if self.fraction_of_achievable is not None:
-            parts.append(f"{self.fraction_of_achievable:.0%} of the {self.achievable_tflops:g} TFLOP/s best "
-                         "published measurement")
-        return ", ".join(parts)
+            parts.append(f"{percent_text(self.fraction_of_achievable, self.reliable)} of the "
+                         f"{self.achievable_tflops:g} TFLOP/s best published measurement")
+        text = ", ".join(parts)
+        caveat = unreliable_note(self.fmt, self.spread)
+        return f"{text} ({caveat})" if text and caveat else text
 
     @property
     def conclusion(self) -> str:
+        probably = "" if self.reliable else "probably "
         if self.status == "low":
-            return (f"below {HEALTHY_FRACTION:.0%} of what this card achieves. Possible causes: "
+            return (f"{probably}below {HEALTHY_FRACTION:.0%} of what this card achieves. Possible causes: "
                     + "; ".join(self.causes) + ".")
         if self.status == "ok":
-            return "as fast as this card gets."
+            return f"{probably}as fast as this card gets."
         return ""
 
     @property
@@ -77,7 +95,8 @@ class Verdict:
                 "fraction_of_peak": None if self.fraction_of_peak is None else round(self.fraction_of_peak, 4),
                 "fraction_of_achievable": (None if self.fraction_of_achievable is None
                                            else round(self.fraction_of_achievable, 4)),
-                "status": self.status, "causes": list(self.causes), "sentence": self.sentence}
+                "status": self.status, "reliable": self.reliable, "causes": list(self.causes),
+                "sentence": self.sentence}
 
 
 def possible_causes(telemetry: Telemetry | None, info: DeviceInfo, size: int) -> list[str]:
@@ -115,11 +134,12 @@ def possible_causes(telemetry: Telemetry | None, info: DeviceInfo, size: int) ->
 
 def judge_timing(timing: Timing, result: ProbeResult) -> Verdict:
     if timing.achievable_tflops is None:
-        return Verdict(timing.fmt, timing.tflops, timing.peak_tflops, None, "unjudged")
+        return Verdict(timing.fmt, timing.tflops, timing.peak_tflops, None, "unjudged", spread=timing.spread)
     if timing.tflops >= HEALTHY_FRACTION * timing.achievable_tflops:
-        return Verdict(timing.fmt, timing.tflops, timing.peak_tflops, timing.achievable_tflops, "ok")
+        return Verdict(timing.fmt, timing.tflops, timing.peak_tflops, timing.achievable_tflops, "ok",
+                       spread=timing.spread)
     return Verdict(timing.fmt, timing.tflops, timing.peak_tflops, timing.achievable_tflops, "low",
-                   tuple(possible_causes(result.telemetry, result.device, result.size)))
+                   tuple(possible_causes(result.telemetry, result.device, result.size)), spread=timing.spread)
 
 
 def verdicts(result: ProbeResult) -> list[Verdict]:

@@ -12,6 +12,10 @@ import math
 from html import escape
 from typing import Any
 
+from precisionlint.probe.figures import RERUN_HINT, percent_text
+from precisionlint.probe.judge import HEALTHY_FRACTION
+from precisionlint.probe.results import UNRELIABLE_SPREAD
+
 CHART_WIDTH = 500  # the drawing area of the bars, in SVG units
 LABEL_WIDTH = 90
 TEXT_WIDTH = 340  # the figures, in a column right of the bars
@@ -38,8 +42,15 @@ def _fmt(value: float | None, digits: int = 3) -> str:
     return f"{value:.{digits}g}" if abs(value) < 10 ** digits else f"{value:.0f}"
 
 
-def _pct(value: float | None) -> str:
-    return "-" if value is None else f"{value:.0%}"
+def _pct(value: float | None, reliable: bool = True) -> str:
+    if value is None:
+        return "-"
+    return percent_text(value, reliable).replace("about ", "~")
+
+
+def _reliable(timing: dict[str, Any]) -> bool:
+    """The JSON's `reliable`, or from the spread for a run saved before the JSON carried it."""
+    return bool(timing.get("reliable", timing["spread"] <= UNRELIABLE_SPREAD))
 
 
 def _e(value: Any) -> str:
@@ -75,13 +86,34 @@ def throughput_chart(timings: list[dict[str, Any]], verdicts: list[dict[str, Any
                            f'{dash}/>')
         parts = [f"{_fmt(t['tflops'])} TFLOP/s"]
         if t.get("fraction_of_peak") is not None:
-            parts.append(f"{_pct(t['fraction_of_peak'])} of datasheet")
+            parts.append(f"{_pct(t['fraction_of_peak'], _reliable(t))} of datasheet")
         if t.get("fraction_of_achievable") is not None:
-            parts.append(f"{_pct(t['fraction_of_achievable'])} of achievable")
+            parts.append(f"{_pct(t['fraction_of_achievable'], _reliable(t))} of achievable")
+        if not _reliable(t):
+            parts.append("unreliable")
         out.append(f'<text x="{LABEL_WIDTH + CHART_WIDTH + 12}" y="{y + BAR_HEIGHT - 4}" fill="#333">'
                    f'{_e(", ".join(parts))}</text>')
     out.append("</svg>")
     return "".join(out)
+
+
+def legend(timings: list[dict[str, Any]], verdicts: list[dict[str, Any]]) -> str:
+    """What the throughput chart draws, and only that: a CPU run has no reference lines and no verdicts."""
+    status = {v["format"]: v["status"] for v in verdicts}
+    drawn = {status.get(t["format"], "unjudged") for t in timings}
+    items = ['<span>bar: measured (median)</span>']
+    if any(t.get("peak_tflops") for t in timings):
+        items.append('<span class="peak">dashed line: datasheet dense peak</span>')
+    colours: tuple[tuple[str, str], ...] = ()
+    if any(t.get("achievable_tflops") for t in timings):
+        items.append('<span class="achievable">solid line: best published measurement</span>')
+        colours = (("ok", f"green: at least {HEALTHY_FRACTION:.0%} of it"), ("low", "red: below"),
+                   ("unjudged", "blue: no published measurement"))
+    # Without a published measurement nothing is judged, and every bar is drawn in one colour.
+    for key, text in colours:
+        if key in drawn:
+            items.append(f'<span class="{key}" style="color:{STATUS_COLOURS[key]}">{_e(text)}</span>')
+    return '<p class="legend">' + "".join(items) + "</p>"
 
 
 def error_chart(numerics: list[dict[str, Any]]) -> str:
@@ -154,18 +186,22 @@ def render_html(payload: dict[str, Any]) -> str:
     # Throughput.
     if timings:
         out.append("<h2>Matmul throughput per format</h2>")
-        out.append('<p class="legend"><span>bar: measured (median)</span><span>dashed line: datasheet dense peak'
-                   "</span><span>solid line: best published measurement</span><span style=\"color:#2e7d32\">green: "
-                   "at least 85% of it</span><span style=\"color:#c62828\">red: below</span>"
-                   "<span style=\"color:#1565c0\">blue: no published figure</span></p>")
+        out.append(legend(timings, verdicts))
         out.append(throughput_chart(timings, verdicts))
         out.append(_table(
             ["format", "TFLOP/s", "slowest-fastest", "spread", "batches x calls", "warm-up", "% datasheet",
              "% achievable", "API"],
             [[t["format"], _fmt(t["tflops"], 4), f"{_fmt(t['tflops_min'])}-{_fmt(t['tflops_max'])}",
-              _pct(t["spread"]), f"{t['repeats']} x {t['inner']}",
+              _pct(t["spread"]) + ("" if _reliable(t) else " (unreliable)"), f"{t['repeats']} x {t['inner']}",
               f"{t['warmup_batches']} batches{'' if t['settled'] else ', not settled'}",
-              _pct(t["fraction_of_peak"]), _pct(t["fraction_of_achievable"]), t["api"]] for t in timings]))
+              _pct(t["fraction_of_peak"], _reliable(t)), _pct(t["fraction_of_achievable"], _reliable(t)), t["api"]]
+             for t in timings]))
+        unsteady = [t for t in timings if not _reliable(t)]
+        if unsteady:
+            spreads = ", ".join(f"{t['format']} {t['spread']:.0%}" for t in unsteady)
+            out.append(f'<p class="sub unreliable">Unreliable: the batches spread more than '
+                       f"{UNRELIABLE_SPREAD:.0%} ({_e(spreads)}), so their ratios and percentages are rounded; "
+                       f"{_e(RERUN_HINT)}.</p>")
         for v in verdicts:
             if v["status"] == "low":
                 out.append(f'<p class="low verdict" data-format="{_e(v["format"])}">{_e(v["sentence"])}</p>')

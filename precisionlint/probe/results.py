@@ -10,6 +10,10 @@ import statistics
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
+# A timing whose batches spread more than this ((slowest - fastest) / median) is too unsteady for a ratio or a
+# percentage to two digits: figures.py writes what it supports.
+UNRELIABLE_SPREAD = 0.25
+
 
 @dataclass(frozen=True)
 class DeviceInfo:
@@ -115,6 +119,11 @@ class Timing:
         return (max(self.samples_s) - min(self.samples_s)) / statistics.median(self.samples_s)
 
     @property
+    def reliable(self) -> bool:
+        """The batches agree within UNRELIABLE_SPREAD: a ratio or percentage of this figure holds two digits."""
+        return self.spread <= UNRELIABLE_SPREAD
+
+    @property
     def tflops_range(self) -> tuple[float, float]:
         """(slowest, fastest) batch in TFLOP/s."""
         if not self.samples_s:
@@ -127,7 +136,7 @@ class Timing:
         return {
             "format": self.fmt, "shape": self.shape, "m": m, "n": n, "k": k, "size": self.size,
             "tflops": sig(self.tflops), "tflops_min": sig(low), "tflops_max": sig(high),
-            "spread": round(self.spread, 4), "median_ms": sig(self.median_s * 1e3, 6),
+            "spread": round(self.spread, 4), "reliable": self.reliable, "median_ms": sig(self.median_s * 1e3, 6),
             "samples_ms": [sig(s * 1e3, 6) for s in self.samples_s],
             "repeats": self.repeats, "inner": self.inner,
             "warmup_batches": self.warmup_batches, "settled": self.settled, "api": self.api,
