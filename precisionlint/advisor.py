@@ -417,7 +417,7 @@ def evidence(probe: ProbeResult) -> tuple[str, ...]:
         spread = f", {_figure(low)}-{_figure(high)} across repeats" if len(t.samples_s) > 1 else ""
         unsettled = "" if t.settled else "; the speed had not settled after the warm-up"
         if not t.reliable and not verdict.comparison:  # a comparison gives the caveat itself
-            unsettled += f"; {unreliable_note(t.fmt, t.spread)}"
+            unsettled += f"; {unreliable_note(t.fmt, t.spread, len(t.samples_s))}"
         sentence = (f"{label} matmul {t.size}x{t.size}: {t.tflops:.2f} TFLOP/s (median of {t.repeats} x {t.inner} "
                     f"calls{spread}{unsettled})")
         if verdict.comparison:

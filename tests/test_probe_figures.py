@@ -119,7 +119,7 @@ def test_unsteady_batches_make_ratios_and_percentages_rounded_and_marked(monkeyp
                     r"(\d+)% of the 1402.6 TFLOP/s best published measurement: as fast as this card gets\.", out)
     assert fp8, out
     html = report.read_text(encoding="utf-8")
-    assert "Unreliable: the batches spread more than 25% (fp32 " in html
+    assert "Unreliable (fp32: spread " in html and "bf16: spread " in html
     assert re.search(r"~\d+0%", html)  # the table's rounded percentages
 
     with simulated_gpus(monkeypatch, SimulatedCard(unsteady={"fp32": 3.0, "bf16": 1.5})):
@@ -147,3 +147,16 @@ def test_a_ratio_of_steady_timings_keeps_two_digits() -> None:
     text, caveat = figures.ratio_text(fast, shaky)
     assert text == "about 10x"
     assert caveat.startswith("unreliable: the batches spread 423% (fp32) and 2% (bf16), so anywhere from 5x to 65x;")
+
+
+def test_a_figure_from_one_batch_is_not_reliable() -> None:
+    # Past the budget a format gets one timed batch: no spread to show, so no two-digit ratio either.
+    fast = Timing("bf16", 1024, 0.001, 3, samples_s=(0.00100, 0.00101, 0.00099))
+    once = Timing("fp32", 1024, 0.0026, 1, samples_s=(0.0026,))
+    assert once.spread == 0.0 and not once.reliable
+    text, caveat = figures.ratio_text(fast, once)
+    assert text == "about 3x"
+    assert caveat == ("unreliable: the batches spread 2% (bf16); fp32 had one timed batch; rerun on an idle machine "
+                      "or with a larger --budget")
+    assert figures.unreliable_note("fp32", 0.0, 1).startswith("unreliable: one timed batch of fp32")
+    assert Timing("fp32", 1024, 0.0026, 9).reliable  # a record without its batches is taken as it is

@@ -13,7 +13,7 @@ torch = pytest.importorskip("torch")
 
 from click.testing import CliRunner  # noqa: E402
 
-from precisionlint import advisor, hardware, probe  # noqa: E402
+from precisionlint import advisor, probe  # noqa: E402
 from precisionlint.advise_command import advise  # noqa: E402
 from precisionlint.probe import judge  # noqa: E402
 from precisionlint.probe.results import ProbeResult  # noqa: E402
@@ -181,15 +181,3 @@ def test_the_command_on_a_simulated_h100(monkeypatch: pytest.MonkeyPatch, tmp_pa
     verdicts = {v["format"]: v for v in data["probe"]["verdicts"]}
     assert verdicts["bf16"]["status"] == "ok" and verdicts["bf16"]["achievable_tflops"] == 794.5
     assert report.read_text(encoding="utf-8").startswith("<!DOCTYPE html>")
-
-
-def test_achievable_table_sits_below_the_datasheet() -> None:
-    for name, figures in hardware.ACHIEVABLE_TFLOPS.items():
-        gpu = hardware.find_gpu(name)
-        for fmt, figure in figures.items():
-            assert figure.tflops > 0 and figure.source and "x" in figure.shape
-            if gpu is not None and fmt in gpu.peak_tflops:
-                assert figure.tflops < gpu.peak_tflops[fmt], (name, fmt)
-    h100 = hardware.find_gpu("NVIDIA H100 80GB HBM3")
-    assert h100 is not None and hardware.achievable(h100, "bf16").tflops == 794.5  # type: ignore[union-attr]
-    assert hardware.achievable(h100, "fp16") is None

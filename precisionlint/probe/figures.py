@@ -36,11 +36,11 @@ def times(value: float) -> str:
 
 
 def spreads_text(*timings: Timing) -> str:
-    """'the fp32 batches spread 423%' or 'the batches spread 423% (fp32) and 94% (bf16)'."""
-    if len(timings) == 1:
-        return f"the {timings[0].fmt} batches spread {timings[0].spread:.0%}"
-    parts = [f"{t.spread:.0%} ({t.fmt})" for t in timings]
-    return "the batches spread " + " and ".join(parts)
+    """'the batches spread 423% (fp32) and 94% (bf16)', or with a figure from one batch 'the batches spread 2%
+    (bf16); fp32 had one timed batch'."""
+    spread = [f"{t.spread:.0%} ({t.fmt})" for t in timings if len(t.samples_s) != 1]
+    single = [f"{t.fmt} had one timed batch" for t in timings if len(t.samples_s) == 1]
+    return "; ".join(([f"the batches spread {' and '.join(spread)}"] if spread else []) + single)
 
 
 def ratio_text(fast: Timing, slow: Timing) -> tuple[str, str]:
@@ -49,6 +49,8 @@ def ratio_text(fast: Timing, slow: Timing) -> tuple[str, str]:
     ratio = fast.tflops / slow.tflops
     if fast.reliable and slow.reliable:
         return times(ratio), ""
+    if len(fast.samples_s) < 2 or len(slow.samples_s) < 2:  # one batch has no range to give
+        return f"about {one_digit(ratio)}x", f"unreliable: {spreads_text(slow, fast)}; {RERUN_HINT}"
     fast_low, fast_high = fast.tflops_range
     slow_low, slow_high = slow.tflops_range
     low, high = fast_low / slow_high, fast_high / slow_low
@@ -63,8 +65,10 @@ def percent_text(fraction: float, reliable: bool) -> str:
     return f"about {round(fraction * 10) * 10:.0f}%"
 
 
-def unreliable_note(fmt: str, spread: float) -> str:
+def unreliable_note(fmt: str, spread: float, batches: int | None = None) -> str:
     """'' for a steady timing, else why its figures are rounded or to be doubted, for a parenthesis."""
+    if batches == 1:
+        return f"unreliable: one timed batch of {fmt}, so how much it varies is unknown; {RERUN_HINT}"
     if spread <= UNRELIABLE_SPREAD:
         return ""
     return f"unreliable: the {fmt} batches spread {spread:.0%}, more than {UNRELIABLE_SPREAD:.0%}; {RERUN_HINT}"

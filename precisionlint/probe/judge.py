@@ -1,8 +1,10 @@
 """Is the measured card healthy? Each figure against the datasheet peak and the best published measurement.
 
 A datasheet peak is never reached (H100 SXM bf16: 989 TFLOP/s on paper, about 795 at best in practice), so the
-verdict is taken against the maximum achievable figure (hardware.ACHIEVABLE_TFLOPS): below HEALTHY_FRACTION of
-it the card is slow, and the driver's readings (monitor.py) say why it might be.
+verdict is taken against a published measurement (hardware.achievable): one made at the probe's own matrix size
+where there is one (a "typical" figure), else the maximum achievable one, the best of a shape search
+(hardware.ACHIEVABLE_TFLOPS). Below HEALTHY_FRACTION of it the card is slow, and the driver's readings
+(monitor.py) say why it might be.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from typing import Any
 
 from precisionlint.probe.figures import percent_text, unreliable_note
 from precisionlint.probe.results import (
+    REFERENCE_MAXIMUM,
     UNRELIABLE_SPREAD,
     DeviceInfo,
     PeerCheck,
@@ -47,10 +50,12 @@ class Verdict:
     status: str  # "ok" | "low" | "unjudged" (no achievable figure for this card and format)
     causes: tuple[str, ...] = ()
     spread: float = 0.0  # of the timed batches: above UNRELIABLE_SPREAD the percentages are rounded and marked
+    reference: str = REFERENCE_MAXIMUM  # what achievable_tflops is: hardware.Achievable.label (and shape)
+    batches: int | None = None  # timed batches behind the figure (None: not recorded)
 
     @property
     def reliable(self) -> bool:
-        return self.spread <= UNRELIABLE_SPREAD
+        return self.batches != 1 and self.spread <= UNRELIABLE_SPREAD
 
     @property
     def fraction_of_peak(self) -> float | None:
@@ -69,9 +74,9 @@ class Verdict:
                          "TFLOP/s datasheet peak")
         if self.fraction_of_achievable is not None:
             parts.append(f"{percent_text(self.fraction_of_achievable, self.reliable)} of the "
-                         f"{self.achievable_tflops:g} TFLOP/s best published measurement")
+                         f"{self.achievable_tflops:g} TFLOP/s {self.reference}")
         text = ", ".join(parts)
-        caveat = unreliable_note(self.fmt, self.spread)
+        caveat = unreliable_note(self.fmt, self.spread, self.batches)
         return f"{text} ({caveat})" if text and caveat else text
 
     @property
@@ -95,6 +100,7 @@ class Verdict:
                 "fraction_of_peak": None if self.fraction_of_peak is None else round(self.fraction_of_peak, 4),
                 "fraction_of_achievable": (None if self.fraction_of_achievable is None
                                            else round(self.fraction_of_achievable, 4)),
+                "reference": self.reference if self.achievable_tflops else None,
                 "status": self.status, "reliable": self.reliable, "causes": list(self.causes),
                 "sentence": self.sentence}
 
@@ -134,12 +140,15 @@ def possible_causes(telemetry: Telemetry | None, info: DeviceInfo, size: int) ->
 
 def judge_timing(timing: Timing, result: ProbeResult) -> Verdict:
     if timing.achievable_tflops is None:
-        return Verdict(timing.fmt, timing.tflops, timing.peak_tflops, None, "unjudged", spread=timing.spread)
+        return Verdict(timing.fmt, timing.tflops, timing.peak_tflops, None, "unjudged", spread=timing.spread,
+                       batches=len(timing.samples_s))
+    reference = timing.reference or REFERENCE_MAXIMUM
     if timing.tflops >= HEALTHY_FRACTION * timing.achievable_tflops:
         return Verdict(timing.fmt, timing.tflops, timing.peak_tflops, timing.achievable_tflops, "ok",
-                       spread=timing.spread)
+                       spread=timing.spread, batches=len(timing.samples_s), reference=reference)
     return Verdict(timing.fmt, timing.tflops, timing.peak_tflops, timing.achievable_tflops, "low",
-                   tuple(possible_causes(result.telemetry, result.device, result.size)), spread=timing.spread)
+                   tuple(possible_causes(result.telemetry, result.device, result.size)), spread=timing.spread,
+                   batches=len(timing.samples_s), reference=reference)
 
 
 def verdicts(result: ProbeResult) -> list[Verdict]:

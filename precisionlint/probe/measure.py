@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from precisionlint.probe.device import Backend, CudaApi, CudaBackend, open_backends
 from precisionlint.probe.judge import compare_peer
@@ -20,6 +20,9 @@ from precisionlint.probe.numerics import check_formats, loss_scaling_check
 from precisionlint.probe.results import DeviceInfo, PeerCheck, ProbeResult, Skipped, Timing
 from precisionlint.probe.shapes import Shape, alignment_issues
 from precisionlint.probe.timing import measure
+
+if TYPE_CHECKING:
+    from precisionlint.hardware import Achievable
 
 DEFAULT_BUDGET_S = 10.0
 DEFAULT_GPU_SIZE = 8192  # 8192^3 * 2 = 1.1 TFLOP per matmul: milliseconds even on an H100, so timers are exact
@@ -45,15 +48,17 @@ def _half_format(info: DeviceInfo) -> str:
 
 
 def _time_one(backend: Backend, fmt: str, a: Any, b: Any, share: float, peaks: dict[str, float],
-              achievable: dict[str, float], shape: Shape | None, size: int) -> Timing:
+              achievable: dict[str, Achievable], shape: Shape | None, size: int) -> Timing:
     torch = backend.torch
     fn = matmul_fn(torch, fmt, a, b, backend.info)
     with matmul_precision(torch, precision_for(fmt)):
         result = measure(backend, fn, share)
     peak_key = "fp8" if fmt in FP8_FORMATS else fmt
+    figure = achievable.get(fmt) if shape is None else None
     return Timing(
         fmt, size, result.median_s, len(result.samples_s), result.inner,
-        peak_tflops=peaks.get(peak_key), achievable_tflops=achievable.get(fmt) if shape is None else None,
+        peak_tflops=peaks.get(peak_key), achievable_tflops=figure.tflops if figure else None,
+        reference=_reference_text(figure), reference_source=figure.source if figure else None,
         samples_s=result.samples_s, warmup_batches=result.warmup_batches, settled=result.settled,
         api=api_for(torch, fmt), shape="square" if shape is None else shape.name,
         m=None if shape is None else shape.m, n=None if shape is None else shape.n,
@@ -61,16 +66,24 @@ def _time_one(backend: Backend, fmt: str, a: Any, b: Any, share: float, peaks: d
     )
 
 
-def _references(info: DeviceInfo) -> tuple[dict[str, float], dict[str, float]]:
-    """(datasheet peaks, achievable figures) per format for this device; empty for a CPU or an unknown card."""
+def _references(info: DeviceInfo, size: int) -> tuple[dict[str, float], dict[str, Achievable]]:
+    """(datasheet peaks, published figures) per format for this device, each figure the one to judge a size-cubed
+    matmul against (hardware.achievable); empty for a CPU or an unknown card."""
     if not info.is_gpu:
         return {}, {}
     from precisionlint.hardware import achievable, device_from_description
 
     gpu = device_from_description(info)
-    found = {fmt: figure.tflops for fmt in ("fp32", "tf32", "bf16", "fp16", "fp8", "fp8-fast")
-             if (figure := achievable(gpu, fmt)) is not None}
+    found = {fmt: figure for fmt in ("fp32", "tf32", "bf16", "fp16", "fp8", "fp8-fast")
+             if (figure := achievable(gpu, fmt, (size, size, size))) is not None}
     return dict(gpu.peak_tflops), found
+
+
+def _reference_text(figure: Achievable | None) -> str | None:
+    """'best published measurement', or 'typical published measurement at 8192x8192x8192'."""
+    if figure is None:
+        return None
+    return figure.label if figure.kind == "maximum" else f"{figure.label} at {figure.shape}"
 
 
 def run_probe(
@@ -107,13 +120,13 @@ def run_probe(
         size = DEFAULT_GPU_SIZE if info.is_gpu else DEFAULT_CPU_SIZE
     size = max(16, (size + 15) // 16 * 16)  # fp8 kernels need multiples of 16
     formats = formats_for(info)
-    default_peaks, achievable = _references(info)
-    peaks = default_peaks if peaks is None else peaks
     notes: list[str] = []
     if info.is_gpu and info.memory_bytes and 3 * size * size * 4 > info.memory_bytes // 4:
         smaller = max(16, int(math.sqrt(info.memory_bytes // 48)) // 16 * 16)
         notes.append(f"matrix size {size} does not fit comfortably in device memory; using {smaller}")
         size = smaller
+    default_peaks, achievable = _references(info, size)
+    peaks = default_peaks if peaks is None else peaks
 
     monitor = None
     if isinstance(backend, CudaBackend) and info.compute_capability is not None:

@@ -14,7 +14,7 @@ from typing import Any
 
 from precisionlint.probe.figures import RERUN_HINT, percent_text
 from precisionlint.probe.judge import HEALTHY_FRACTION
-from precisionlint.probe.results import UNRELIABLE_SPREAD
+from precisionlint.probe.results import REFERENCE_MAXIMUM, UNRELIABLE_SPREAD
 
 CHART_WIDTH = 500  # the drawing area of the bars, in SVG units
 LABEL_WIDTH = 90
@@ -106,7 +106,11 @@ def legend(timings: list[dict[str, Any]], verdicts: list[dict[str, Any]]) -> str
         items.append('<span class="peak">dashed line: datasheet dense peak</span>')
     colours: tuple[tuple[str, str], ...] = ()
     if any(t.get("achievable_tflops") for t in timings):
-        items.append('<span class="achievable">solid line: best published measurement</span>')
+        kinds = {t.get("reference") or REFERENCE_MAXIMUM for t in timings if t.get("achievable_tflops")}
+        what = (REFERENCE_MAXIMUM if kinds == {REFERENCE_MAXIMUM}
+                else "typical published measurement" if REFERENCE_MAXIMUM not in kinds
+                else "published measurement (the best, or a typical one where the table says so)")
+        items.append(f'<span class="achievable">solid line: {what}</span>')
         colours = (("ok", f"green: at least {HEALTHY_FRACTION:.0%} of it"), ("low", "red: below"),
                    ("unjudged", "blue: no published measurement"))
     # Without a published measurement nothing is judged, and every bar is drawn in one colour.
@@ -190,18 +194,20 @@ def render_html(payload: dict[str, Any]) -> str:
         out.append(throughput_chart(timings, verdicts))
         out.append(_table(
             ["format", "TFLOP/s", "slowest-fastest", "spread", "batches x calls", "warm-up", "% datasheet",
-             "% achievable", "API"],
+             "% achievable", "against", "API"],
             [[t["format"], _fmt(t["tflops"], 4), f"{_fmt(t['tflops_min'])}-{_fmt(t['tflops_max'])}",
               _pct(t["spread"]) + ("" if _reliable(t) else " (unreliable)"), f"{t['repeats']} x {t['inner']}",
               f"{t['warmup_batches']} batches{'' if t['settled'] else ', not settled'}",
-              _pct(t["fraction_of_peak"], _reliable(t)), _pct(t["fraction_of_achievable"], _reliable(t)), t["api"]]
+              _pct(t["fraction_of_peak"], _reliable(t)), _pct(t["fraction_of_achievable"], _reliable(t)),
+              (t.get("reference") or REFERENCE_MAXIMUM) if t.get("achievable_tflops") else "-", t["api"]]
              for t in timings]))
         unsteady = [t for t in timings if not _reliable(t)]
         if unsteady:
-            spreads = ", ".join(f"{t['format']} {t['spread']:.0%}" for t in unsteady)
-            out.append(f'<p class="sub unreliable">Unreliable: the batches spread more than '
-                       f"{UNRELIABLE_SPREAD:.0%} ({_e(spreads)}), so their ratios and percentages are rounded; "
-                       f"{_e(RERUN_HINT)}.</p>")
+            spreads = ", ".join(f"{t['format']}: one timed batch" if len(t.get("samples_ms", ())) == 1
+                                else f"{t['format']}: spread {t['spread']:.0%}" for t in unsteady)
+            out.append(f'<p class="sub unreliable">Unreliable ({_e(spreads)}): the batches spread more than '
+                       f"{UNRELIABLE_SPREAD:.0%}, or one batch shows no spread at all, so their ratios and "
+                       f"percentages are rounded; {_e(RERUN_HINT)}.</p>")
         for v in verdicts:
             if v["status"] == "low":
                 out.append(f'<p class="low verdict" data-format="{_e(v["format"])}">{_e(v["sentence"])}</p>')
@@ -263,10 +269,13 @@ def render_html(payload: dict[str, Any]) -> str:
         out.append(f"<p>{_e(note)}</p>")
 
     sources = [f"Datasheet peaks: {t['source']}" for t in payload.get("targets", []) if t.get("source")]
-    if any(t.get("achievable_tflops") for t in timings):
-        from precisionlint.hardware import MAMF_SOURCE
+    for reference, source in dict.fromkeys((t.get("reference") or REFERENCE_MAXIMUM, t.get("reference_source"))
+                                           for t in timings if t.get("achievable_tflops")):
+        if source is None:  # a run saved before the JSON named its sources: the MAMF tables
+            from precisionlint.hardware import MAMF_SOURCE
 
-        sources.append(f"Best published measurements: {MAMF_SOURCE}")
+            source = MAMF_SOURCE
+        sources.append(f"{reference[0].upper()}{reference[1:]}: {source}")
     if sources:
         out.append('<h2>Sources</h2><ul class="sub">' + "".join(f"<li>{_e(s)}</li>" for s in sources) + "</ul>")
     out.append("</body></html>")

@@ -13,6 +13,7 @@ from typing import Any
 # A timing whose batches spread more than this ((slowest - fastest) / median) is too unsteady for a ratio or a
 # percentage to two digits: figures.py writes what it supports.
 UNRELIABLE_SPREAD = 0.25
+REFERENCE_MAXIMUM = "best published measurement"
 
 
 @dataclass(frozen=True)
@@ -89,6 +90,10 @@ class Timing:
     m: int | None = None
     n: int | None = None
     k: int | None = None
+    # What achievable_tflops is ("best published measurement", or "typical published measurement at MxNxK")
+    # and where it was published; None without a figure.
+    reference: str | None = None
+    reference_source: str | None = None
 
     @property
     def dims(self) -> tuple[int, int, int]:
@@ -120,8 +125,10 @@ class Timing:
 
     @property
     def reliable(self) -> bool:
-        """The batches agree within UNRELIABLE_SPREAD: a ratio or percentage of this figure holds two digits."""
-        return self.spread <= UNRELIABLE_SPREAD
+        """The batches agree within UNRELIABLE_SPREAD: a ratio or percentage of this figure holds two digits. A
+        figure from one timed batch (the budget ran out) shows no spread and is not reliable either; a record
+        without its batches (built by hand) is taken as it is."""
+        return len(self.samples_s) != 1 and self.spread <= UNRELIABLE_SPREAD
 
     @property
     def tflops_range(self) -> tuple[float, float]:
@@ -145,6 +152,7 @@ class Timing:
             "achievable_tflops": self.achievable_tflops,
             "fraction_of_achievable": (None if self.fraction_of_achievable is None
                                        else round(self.fraction_of_achievable, 4)),
+            "reference": self.reference, "reference_source": self.reference_source,
         }
 
     @classmethod
@@ -159,6 +167,9 @@ class Timing:
             api=str(data.get("api", "")), shape=str(data.get("shape", "square")),
             m=None if square else data.get("m"), n=None if square else data.get("n"),
             k=None if square else data.get("k"),
+            # A run saved before the JSON named its reference had only the best published measurements.
+            reference=data.get("reference") or (REFERENCE_MAXIMUM if data.get("achievable_tflops") else None),
+            reference_source=data.get("reference_source"),
         )
 
 
