@@ -425,8 +425,14 @@ def evidence(probe: ProbeResult) -> tuple[str, ...]:
         out.append(f"{sentence}: {verdict.conclusion}" if verdict.conclusion else sentence + ".")
     for t in probe.shape_timings:
         m, n, k = t.dims
-        out.append(f"{t.fmt} {t.shape} ({m}x{n}x{k}): {_figure(t.tflops)} TFLOP/s (median of {t.repeats} x {t.inner} "
-                   "calls).")
+        sentence = (f"{t.fmt} {t.shape} ({m}x{n}x{k}): {_figure(t.tflops)} TFLOP/s (median of {t.repeats} x "
+                    f"{t.inner} calls)")
+        if t.achievable_tflops:  # the shape a published figure was measured at: judged against it
+            from precisionlint.probe.judge import judge_timing
+
+            verdict = judge_timing(t, probe)
+            sentence += f", {verdict.comparison}, made at this shape: {verdict.conclusion}"
+        out.append(sentence if t.achievable_tflops else sentence + ".")
     for issue in probe.alignment:
         out.append(f"{issue.shape}: {issue.dimension} = {issue.value} is {issue.consequence}.")
     for s in probe.skipped:

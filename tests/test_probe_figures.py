@@ -97,7 +97,8 @@ def test_unsteady_batches_make_ratios_and_percentages_rounded_and_marked(monkeyp
     card = SimulatedCard(unsteady={"fp32": 3.0, "bf16": 1.5})
     report = tmp_path / "probe.html"
     with simulated_gpus(monkeypatch, card):
-        text = CliRunner().invoke(advise, ["--probe", "--budget", "6", "--size", "128", "--report", str(report)])
+        # A generous budget: on a busy machine a short one leaves the last formats one batch each (unreliable too)
+        text = CliRunner().invoke(advise, ["--probe", "--budget", "10", "--size", "128", "--report", str(report)])
     assert text.exit_code == 0, text.output
     out = " ".join(text.stdout.split())
     tf32_step = re.search(r"TF32 matmuls run at (about \d+x) the IEEE float32 rate here \(measured figures; "
@@ -123,11 +124,12 @@ def test_unsteady_batches_make_ratios_and_percentages_rounded_and_marked(monkeyp
     assert re.search(r"~\d+0%", html)  # the table's rounded percentages
 
     with simulated_gpus(monkeypatch, SimulatedCard(unsteady={"fp32": 3.0, "bf16": 1.5})):
-        as_json = CliRunner().invoke(advise, ["--probe", "--budget", "6", "--size", "128", "--output-format",
+        as_json = CliRunner().invoke(advise, ["--probe", "--budget", "10", "--size", "128", "--output-format",
                                               "json"])
     data = json.loads(as_json.stdout)
     reliable = {t["format"]: t["reliable"] for t in data["probe"]["timings"]}
-    assert reliable == {"fp32": False, "tf32": True, "bf16": False, "fp16": True, "fp8": True, "fp8-fast": True}
+    batches = {t["format"]: len(t["samples_ms"]) for t in data["probe"]["timings"]}
+    assert reliable == {fmt: fmt not in ("fp32", "bf16") and batches[fmt] > 1 for fmt in reliable}
     verdicts = {v["format"]: v["reliable"] for v in data["probe"]["verdicts"]}
     assert verdicts == reliable
 

@@ -104,3 +104,35 @@ def test_the_command_names_a_typical_figure(monkeypatch: pytest.MonkeyPatch, tmp
     html = report.read_text(encoding="utf-8")
     assert "solid line: typical published measurement" in html
     assert "Typical published measurement at 128x128x128: https://example.org/a-typical-run" in html
+
+
+def test_a_maximum_of_another_shape_names_it_and_that_shape_is_judged(monkeypatch: pytest.MonkeyPatch,
+                                                                       tmp_path: Path) -> None:
+    # A square matmul below 85% of a maximum published for another shape may be a healthy card (a B200 measured
+    # 81% at 8192-cubed): the verdict says which shape the figure is for, and --shapes with it is judged like
+    # for like. A small stand-in for the H100's 2048x2048x13312, so that the CPU runs the matmuls quickly.
+    pytest.importorskip("torch")
+    from click.testing import CliRunner
+
+    from precisionlint.advise_command import advise
+    from tests.simulated_gpu import H100_RATES, SimulatedCard, simulated_gpus
+
+    monkeypatch.setitem(hardware.ACHIEVABLE_TFLOPS, "H100 SXM", {"bf16": Achievable(794.5, "256x512x384", "")})
+    monkeypatch.setenv("PATH", str(tmp_path))
+    with simulated_gpus(monkeypatch, SimulatedCard(rates={**H100_RATES, "bf16": 600.0})):
+        result = CliRunner().invoke(advise, ["--probe", "--budget", "6", "--size", "128", "--shapes", "256x512x384",
+                                             "--output-format", "json"])
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    square = next(v for v in data["probe"]["verdicts"] if v["format"] == "bf16")
+    assert square["status"] == "low"
+    assert square["causes"][0] == (
+        "the best published measurement was made at 256x512x384, the best shape of a search, and a 128x128x128 "
+        "matmul can reach less on a healthy card: time that shape with --shapes 256x512x384 to compare like with "
+        "like")
+    (shaped,) = data["probe"]["shape_timings"]
+    assert shaped["achievable_tflops"] == 794.5 and shaped["reference_shape"] == "256x512x384"
+    evidence = " ".join(data["recommendation"]["evidence"])
+    assert re.search(r"bf16 256x512x384 \(256x512x384\): \d+ TFLOP/s \(median of [^)]*\), \d+% of the 989.4 TFLOP/s "
+                     r"datasheet peak, 7\d% of the 794.5 TFLOP/s best published measurement, made at this shape: "
+                     r"below 85% of what this card achieves", evidence), evidence

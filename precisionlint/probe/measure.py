@@ -54,11 +54,14 @@ def _time_one(backend: Backend, fmt: str, a: Any, b: Any, share: float, peaks: d
     with matmul_precision(torch, precision_for(fmt)):
         result = measure(backend, fn, share)
     peak_key = "fp8" if fmt in FP8_FORMATS else fmt
-    figure = achievable.get(fmt) if shape is None else None
+    figure = achievable.get(fmt)
+    if figure is not None and shape is not None and figure.dims != (shape.m, shape.n, shape.k):
+        figure = None  # a user's shape is judged only against a figure published for that very shape
     return Timing(
         fmt, size, result.median_s, len(result.samples_s), result.inner,
         peak_tflops=peaks.get(peak_key), achievable_tflops=figure.tflops if figure else None,
         reference=_reference_text(figure), reference_source=figure.source if figure else None,
+        reference_shape=figure.shape if figure else None,
         samples_s=result.samples_s, warmup_batches=result.warmup_batches, settled=result.settled,
         api=api_for(torch, fmt), shape="square" if shape is None else shape.name,
         m=None if shape is None else shape.m, n=None if shape is None else shape.n,
@@ -166,7 +169,8 @@ def run_probe(
 
         shape_timings: list[Timing] = []
         if shapes:
-            shape_timings = _time_shapes(backend, shapes, timings, deadline - peer_time, peaks, size, skipped, say)
+            shape_timings = _time_shapes(backend, shapes, timings, deadline - peer_time, peaks, size, skipped, say,
+                                         _shape_references(info, shapes))
         peers = _time_peers(others, timings, _half_format(info), size, deadline, say)
     finally:
         telemetry = monitor.stop() if monitor is not None else None
@@ -187,9 +191,28 @@ def run_probe(
     )
 
 
+def _shape_references(info: DeviceInfo, shapes: list[Shape]) -> dict[tuple[int, int, int], Achievable]:
+    """The published figures of the 16-bit format measured at one of `shapes` (--shapes 2048x2048x13312 on an
+    H100 times the shape of its best published bf16 measurement, and is judged against it)."""
+    if not info.is_gpu:
+        return {}
+    from precisionlint.hardware import achievable, device_from_description
+
+    gpu = device_from_description(info)
+    found = {}
+    for shape in shapes:
+        dims = (shape.m, shape.n, shape.k)
+        figure = achievable(gpu, _half_format(info), dims)
+        if figure is not None and figure.dims == dims:
+            found[dims] = figure
+    return found
+
+
 def _time_shapes(backend: Backend, shapes: list[Shape], square: list[Timing], deadline: float,
-                 peaks: dict[str, float], size: int, skipped: list[Skipped], say: Progress) -> list[Timing]:
-    """The user's shapes in the 16-bit format training would use here, within what is left before `deadline`."""
+                 peaks: dict[str, float], size: int, skipped: list[Skipped], say: Progress,
+                 references: dict[tuple[int, int, int], Achievable] | None = None) -> list[Timing]:
+    """The user's shapes in the 16-bit format training would use here, within what is left before `deadline`;
+    a shape that a published figure was measured at is judged against it."""
     torch = backend.torch
     fmt = _half_format(backend.info)
     reference = next((t for t in square if t.fmt == fmt), None)
@@ -211,7 +234,8 @@ def _time_shapes(backend: Backend, shapes: list[Shape], square: list[Timing], de
         try:
             a = torch.randn(shape.m, shape.k, device=backend.tensor_device, dtype=dtype, generator=generator)
             b = torch.randn(shape.k, shape.n, device=backend.tensor_device, dtype=dtype, generator=generator)
-            out.append(_time_one(backend, fmt, a, b, share, peaks, {}, shape, size))
+            figure = (references or {}).get((shape.m, shape.n, shape.k))
+            out.append(_time_one(backend, fmt, a, b, share, peaks, {fmt: figure} if figure else {}, shape, size))
         except _EXPECTED_FAILURES as exc:  # out of memory for a huge vocabulary, for instance
             skipped.append(Skipped(f"{fmt} {shape.name}", f"not measured: {_first_line(exc)}"))
         finally:

@@ -94,6 +94,7 @@ class Timing:
     # and where it was published; None without a figure.
     reference: str | None = None
     reference_source: str | None = None
+    reference_shape: str | None = None  # MxNxK the published figure was measured at
 
     @property
     def dims(self) -> tuple[int, int, int]:
@@ -153,6 +154,7 @@ class Timing:
             "fraction_of_achievable": (None if self.fraction_of_achievable is None
                                        else round(self.fraction_of_achievable, 4)),
             "reference": self.reference, "reference_source": self.reference_source,
+            "reference_shape": self.reference_shape,
         }
 
     @classmethod
@@ -169,7 +171,7 @@ class Timing:
             k=None if square else data.get("k"),
             # A run saved before the JSON named its reference had only the best published measurements.
             reference=data.get("reference") or (REFERENCE_MAXIMUM if data.get("achievable_tflops") else None),
-            reference_source=data.get("reference_source"),
+            reference_source=data.get("reference_source"), reference_shape=data.get("reference_shape"),
         )
 
 
