@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -12,10 +13,13 @@ import pytest
 CASES = Path(__file__).resolve().parent.parent / "rules" / "autocast-around-deepspeed-engine"
 
 
-def _findings(project: str) -> list[tuple[str, int, str, list[str]]]:
+def _findings(project: str, tmp_path: Path) -> list[tuple[str, int, str, list[str]]]:
+    # A copy outside this repository: its own configuration excludes rules/ from a walk of the clone.
+    copy = tmp_path / project
+    shutil.copytree(CASES / project, copy)
     command = [sys.executable, "-m", "precisionlint", "check", "--no-cache", "--select", "PL404",
                "--output-format", "json", "."]
-    done = subprocess.run(command, cwd=CASES / project, capture_output=True, text=True)
+    done = subprocess.run(command, cwd=copy, capture_output=True, text=True)
     assert done.returncode in (0, 1), done.stderr
     return [(f["path"], f["line"], f["severity"], [r["path"] for r in f.get("related", [])])
             for f in json.loads(done.stdout)]
@@ -27,8 +31,8 @@ def _findings(project: str) -> list[tuple[str, int, str, list[str]]]:
     ("bad_launcher", [("run.sh", 4, "warning", ["train.py", "ds_config.json"])]),
     ("bad_unpinned", [("train.py", 6, "info", ["ds.json"])]),
 ])
-def test_severity_follows_the_pinned_version(project: str, expected: list) -> None:
-    assert _findings(project) == expected
+def test_severity_follows_the_pinned_version(project: str, expected: list, tmp_path: Path) -> None:
+    assert _findings(project, tmp_path) == expected
 
 
 def test_notebook_cells_are_read_as_one_program(tmp_path: Path) -> None:
