@@ -121,7 +121,7 @@ def advise(
             raise click.BadParameter(f"{params!r} is not a parameter count (try 350M, 1.5B, 7B)",
                                      param_hint="--params") from None
 
-    document = _load_config(config_path) if config_path else None
+    document = _load_config(config_path, "--write" if write_path else "--config") if config_path else None
 
     measured: ProbeResult | None = None
     targets: tuple[Gpu, ...] = ()
@@ -185,11 +185,14 @@ def _parse_shapes(spec: str) -> list[Shape]:
 
 
 def _write_report(path: str, payload: dict[str, Any]) -> None:
-    from precisionlint import fix
+    from precisionlint.fix_write import WriteRefused, write_report
     from precisionlint.probe.report import render_html
 
     try:
-        fix.write_atomically(path, render_html(payload))
+        write_report(path, render_html(payload))
+    except WriteRefused as exc:
+        click.echo(f"precisionlint: error: {path}: {exc}", err=True)
+        sys.exit(EXIT_USAGE)
     except OSError as exc:
         click.echo(f"precisionlint: error: {path}: cannot write: {exc.strerror or exc}", err=True)
         sys.exit(EXIT_USAGE)
@@ -248,8 +251,9 @@ def _write(path: str, document: Any, rec: Recommendation, diff: bool, targets: t
         # Transformers raises ValueError for tf32=True on a card without NVIDIA TF32 (before Ampere, or AMD):
         # the user's setting cannot be kept for these targets.
         changes["tf32"] = None
+    data = _read_config(path, "--write")
     try:
-        old, new = fix.plan_setting_changes(path, changes)
+        old, new = fix.plan_setting_changes(path, changes, data)
     except ValueError as exc:
         click.echo(f"precisionlint: error: {exc}", err=True)
         sys.exit(EXIT_USAGE)
@@ -266,8 +270,20 @@ def _write(path: str, document: Any, rec: Recommendation, diff: bool, targets: t
     if diff:
         click.echo(fix.unified_diff(path, old, new), nl=False)
         return
+    from precisionlint.fix_write import FileChanged, WriteRefused, rewrite
+    from precisionlint.sources import format_of
+
     try:
-        fix.write_atomically(path, new)
+        # The writer of check --fix: BOM and line endings kept, read-only files and hard links refused, and
+        # a file another program changed since it was read (an editor's save) left as that program saved it.
+        rewrite(path, data, new, format_of(path))
+    except FileChanged:
+        click.echo(f"precisionlint: error: {path}: changed by another program since it was read; left as it "
+                   "is (run again to change the new content)", err=True)
+        sys.exit(EXIT_USAGE)
+    except WriteRefused as exc:
+        click.echo(f"precisionlint: error: {path}: {exc}", err=True)
+        sys.exit(EXIT_USAGE)
     except OSError as exc:
         click.echo(f"precisionlint: error: {path}: cannot write: {exc.strerror or exc}", err=True)
         sys.exit(EXIT_USAGE)
@@ -277,26 +293,36 @@ def _write(path: str, document: Any, rec: Recommendation, diff: bool, targets: t
     click.echo(f"{path}: wrote {described}")
 
 
-def _load_config(path: str) -> Any:
+def _read_config(path: str, option: str) -> bytes:
+    """The bytes of the config named by --config or --write: a regular file only (a FIFO would block the
+    command forever), within the per-file size limit of check."""
+    from precisionlint.bounded_read import read_bytes
+    from precisionlint.sources import Limits
+
+    try:
+        return read_bytes(path, Limits().max_file_size)
+    except OSError as exc:
+        raise click.BadParameter(f"{path}: {exc.strerror or exc}", param_hint=option) from None
+    except ValueError as exc:  # a NUL in the name
+        raise click.BadParameter(f"{path}: {exc}", param_hint=option) from None
+
+
+def _load_config(path: str, option: str = "--config") -> Any:
     from precisionlint.sources import LimitError, SourceError, format_of, load_document
 
     fmt = format_of(path)
     if fmt is None:
-        raise click.BadParameter(f"{path}: not a TOML, YAML, JSON or Python file", param_hint="--config")
-    try:
-        with open(path, "rb") as handle:
-            data = handle.read()
-    except OSError as exc:
-        raise click.BadParameter(f"{path}: {exc.strerror or exc}", param_hint="--config") from None
+        raise click.BadParameter(f"{path}: not a TOML, YAML, JSON or Python file", param_hint=option)
+    data = _read_config(path, option)
     try:
         text = data.decode("utf-8").removeprefix("\ufeff")
         return load_document(path, text, fmt)
     except UnicodeDecodeError:
-        raise click.BadParameter(f"{path}: not valid UTF-8", param_hint="--config") from None
+        raise click.BadParameter(f"{path}: not valid UTF-8", param_hint=option) from None
     except SourceError as exc:
-        raise click.BadParameter(f"{path}:{exc.line}:{exc.column}: {exc.message}", param_hint="--config") from None
+        raise click.BadParameter(f"{path}:{exc.line}:{exc.column}: {exc.message}", param_hint=option) from None
     except (LimitError, RecursionError) as exc:
-        raise click.BadParameter(f"{path}: {exc or 'nesting too deep'}", param_hint="--config") from None
+        raise click.BadParameter(f"{path}: {exc or 'nesting too deep'}", param_hint=option) from None
 
 
 # ---------------------------------------------------------------------------------------------------------------

@@ -30,7 +30,7 @@ The text checked, verified and written is one and the same: each pass checks exa
 second BOM, or any U+FEFF at the start, is part of the text, not stripped again), and the bytes written are
 verified to decode back to that text. A fix that is refused is reported beside its finding, with the reason.
 
-`plan_setting_changes` (precisionlint.setting_changes) and `write_atomically` serve `advise --write FILE`.
+`plan_setting_changes` (precisionlint.setting_changes) serves `advise --write FILE`, written by the same writer.
 """
 
 from __future__ import annotations
@@ -56,10 +56,10 @@ from precisionlint.fix_verify import (  # noqa: F401
     verify_change,
 )
 from precisionlint.fix_write import (
+    FileBusy,
     FileChanged,
     WriteRefused,
     encode_fixed,
-    write_atomically,  # noqa: F401
     write_fixed,
 )
 from precisionlint.model import Finding, Format
@@ -79,6 +79,12 @@ WRITE_ATTEMPTS = 3
 # ---------------------------------------------------------------------------------------------------------------
 # check --fix / --diff
 # ---------------------------------------------------------------------------------------------------------------
+
+def _pause() -> None:
+    import time
+
+    time.sleep(0.2)
+
 
 def apply_fixes(outcome: RunOutcome, sources: Sequence[SourceFile], options: EngineOptions,
                 request: RunRequest) -> None:
@@ -121,6 +127,9 @@ def apply_fixes(outcome: RunOutcome, sources: Sequence[SourceFile], options: Eng
             try:
                 write_fixed(source.fs_path, data,
                             encode_fixed(result.new_text, data.startswith(codecs.BOM_UTF8), source.format))
+            except FileBusy:
+                _pause()  # another program is writing it: let it finish, then fix what it saved
+                continue
             except FileChanged:
                 continue  # changed since it was read: fix what it holds now
             except WriteRefused as exc:
@@ -132,7 +141,7 @@ def apply_fixes(outcome: RunOutcome, sources: Sequence[SourceFile], options: Eng
                 by_path[source.display] = result.findings
             break
         else:
-            outcome.errors.append(f"{source.display}: kept changing while being fixed; not fixed")
+            outcome.errors.append(f"{source.display}: kept changing while being fixed; left as it is")
     if write:
         outcome.findings = sorted((f for found in by_path.values() for f in found), key=Finding.sort_key)
         from precisionlint.runner import rules_for_output

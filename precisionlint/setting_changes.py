@@ -3,7 +3,7 @@
 An existing value is replaced in place; an absent setting is inserted into its section in the file's own
 style (indentation, `=` spacing, quoting, line endings), and the section is created when the file has none.
 Every change is verified through the round-trip trees (precisionlint.fix_verify) before it is offered, and
-written with precisionlint.fix_write.write_atomically.
+written with precisionlint.fix_write.rewrite, the writer of `check --fix`.
 """
 
 from __future__ import annotations
@@ -27,20 +27,27 @@ from precisionlint.sources import LimitError, SourceError
 from precisionlint.sources.tree import Entry, Node
 
 
-def plan_setting_changes(path: str, changes: dict[str, object]) -> tuple[str, str]:
+def plan_setting_changes(path: str, changes: dict[str, object], data: bytes | None = None) -> tuple[str, str]:
     """(old_text, new_text) of the config at `path` with `changes` made: canonical setting name -> new value,
     None to remove the entry. An existing value is replaced in place (every occurrence of that setting); an
     absent setting is inserted into its section ([trainer_config], a `trainer:` mapping...) in the file's
     own style, and that section is created when the file has none. Texts are without BOM; write the new one
-    with write_atomically, which keeps the BOM. Raises ValueError when a change cannot be made cleanly."""
+    with fix_write.rewrite, which keeps the BOM. `data`: the file's bytes, when the caller read them (to
+    write only over exactly those). Raises ValueError when a change cannot be made cleanly."""
     from precisionlint.engine import decode_source
     from precisionlint.sources import format_of
 
     fmt = format_of(path)
     if fmt not in CONFIG_FORMATS:
         raise ValueError(f"{path}: not a TOML, YAML or JSON config")
-    with open(path, "rb") as stream:
-        data = stream.read()
+    if data is None:
+        from precisionlint.bounded_read import read_bytes
+        from precisionlint.sources import Limits
+
+        try:
+            data = read_bytes(path, Limits().max_file_size)
+        except OSError as exc:
+            raise ValueError(f"{path}: {exc.strerror or exc}") from None
     try:
         text = decode_source(data, path)
     except SourceError as exc:

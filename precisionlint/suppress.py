@@ -355,8 +355,10 @@ def add_noqa(findings: list[Finding], groups: list[tuple[Any, list[Any]]]) -> tu
     into an existing ignore directive on that line. A line is edited only where a comment can stand (not
     inside a multi-line string or block scalar): each edit is verified by parsing the file again and
     comparing what it holds. Returns (directives added, one error line per file that could not be written)."""
+    from precisionlint.bounded_read import read_bytes
     from precisionlint.engine import decode_source
-    from precisionlint.fix import write_atomically
+    from precisionlint.fix_write import FileChanged, WriteRefused, rewrite
+    from precisionlint.sources import Limits
 
     fs_paths = {source.display: source.fs_path for _settings, files in groups for source in files}
     formats = {source.display: source.format for _settings, files in groups for source in files}
@@ -371,22 +373,27 @@ def add_noqa(findings: list[Finding], groups: list[tuple[Any, list[Any]]]) -> tu
     problems: list[str] = []
     for path, lines in by_path.items():
         fs_path = fs_paths[path]
+        # The same writer as --fix: the file's encoding, BOM and line endings kept; read-only files, hard links
+        # and anything but a regular file refused; a file changed since it was read never overwritten.
         try:
-            with open(fs_path, "rb") as handle:
-                data = handle.read()
-            text = decode_source(data, path)
+            data = read_bytes(fs_path, Limits().max_file_size)
+            text = decode_source(data, path, formats[path])
         except Exception as exc:  # unreadable or undecodable since the check: leave it alone
-            problems.append(f"{path}: cannot add suppressions: {getattr(exc, 'message', None) or exc}")
+            problems.append(f"{path}: cannot add suppressions: {getattr(exc, 'strerror', None) or exc}")
             continue
         new_text, count = _with_directives(text, formats[path], lines)
         if count == 0 or new_text == text:
             continue
         try:
-            write_atomically(fs_path, new_text, bom=data.startswith(b"\xef\xbb\xbf"))
+            rewrite(fs_path, data, new_text, formats[path])
+        except FileChanged:  # the findings' lines may have moved: never guess where they went
+            problems.append(f"{path}: changed by another program since it was checked; left as it is")
+        except WriteRefused as exc:
+            problems.append(f"{path}: {exc}")
         except OSError as exc:
             problems.append(f"{path}: cannot write: {exc.strerror or exc}")
-            continue
-        added += count
+        else:
+            added += count
     return added, problems
 
 

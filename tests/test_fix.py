@@ -25,8 +25,8 @@ from precisionlint.fix import (
     same_except,
     select_fixes,
     unified_diff,
-    write_atomically,
 )
+from precisionlint.fix_write import rewrite, write_report
 from precisionlint.model import Edit, Finding, Fix, Severity
 from precisionlint.sources import Limits, load_document
 from tests.rule_cases import RuleCase, load_cases
@@ -295,7 +295,10 @@ def test_a_failed_write_is_an_error_and_leaves_the_file(workdir: Path, monkeypat
     def refuse(src: str, dst: str) -> None:
         raise PermissionError(13, "Permission denied")
 
+    from precisionlint import fix_write
+
     monkeypatch.setattr(os, "replace", refuse)
+    monkeypatch.setattr(fix_write, "_exchange", refuse)  # the atomic swap, where the platform has one
     result = run_cli(workdir, "--fix", "train.toml")
     assert result.exit_code == 2
     assert "cannot write the fixed file" in result.output
@@ -468,7 +471,7 @@ def test_removals_keep_the_file_valid(fmt: str, text: str, fixed: str) -> None:
 
 
 # ---------------------------------------------------------------------------------------------------------------
-# advise --write: plan_setting_changes and write_atomically
+# advise --write: plan_setting_changes and the writer of --fix (fix_write.rewrite)
 # ---------------------------------------------------------------------------------------------------------------
 
 def _plan(tmp_path: Path, name: str, content: str | bytes, changes: dict[str, object]) -> str:
@@ -547,17 +550,15 @@ def test_plan_keeps_what_is_already_so_and_refuses_what_has_no_place(tmp_path: P
         _plan(tmp_path, "train.py", "x = 1\n", {"precision": "bf16-mixed"})
 
 
-def test_write_atomically_keeps_mode_and_bom(tmp_path: Path) -> None:
+def test_rewrite_keeps_mode_and_bom(tmp_path: Path) -> None:
     path = tmp_path / "a.yaml"
     path.write_bytes(BOM + b"trainer:\n  accelerator: gpu\n  precision: 16\n")
     path.chmod(0o600)
     old, new = plan_setting_changes(str(path), {"precision": "16-mixed"})
-    write_atomically(str(path), new)
+    rewrite(str(path), path.read_bytes(), new, "yaml")
     assert path.read_bytes() == BOM + b"trainer:\n  accelerator: gpu\n  precision: 16-mixed\n"
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
-    write_atomically(str(path), "x: 1\n", bom=False)
-    assert path.read_bytes() == b"x: 1\n"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["a.yaml"]
-    fresh = tmp_path / "new.toml"
-    write_atomically(str(fresh), "a = 1\n")
-    assert fresh.read_text() == "a = 1\n"
+    fresh = tmp_path / "report.html"
+    write_report(str(fresh), "<p>1</p>\n")
+    assert fresh.read_text() == "<p>1</p>\n"
