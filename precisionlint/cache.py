@@ -67,6 +67,7 @@ MAGIC = "precisionlint-cache"
 KEEP_DAYS = 30  # an entry no run has used for this long is dropped when the file is next written
 STALE_SECONDS = 7 * 86_400  # a cache file (another settings key) untouched this long is removed
 TEMP_SECONDS = 3_600  # a temporary file this old was left by a killed run
+MAX_CACHE_FILE = 1 << 30  # a cache file is read whole; a larger one is damaged, not read
 
 _GITIGNORE = "# Created by precisionlint: this folder is a cache.\n*\n"
 _CACHEDIR_TAG = (
@@ -158,6 +159,23 @@ def _decode(row: list[Any], path: str) -> Finding:
     )
 
 
+def _well_typed(finding: Finding) -> bool:
+    """Whether a decoded finding holds values of the types every renderer expects: an entry with a valid
+    checksum can still hold others (written by another version, or by hand)."""
+    span_ok = all(type(n) is int and n >= 0 for n in finding.span)
+    texts_ok = all(isinstance(t, str) for t in (finding.code, finding.name, finding.message))
+    cell_ok = finding.cell is None or type(finding.cell) is int
+    related_ok = all(isinstance(r.path, str) and isinstance(r.message, str)
+                     and all(type(n) is int and n >= 0 for n in r.span) for r in finding.related)
+    fix = finding.fix
+    fix_ok = fix is None or (
+        isinstance(fix.description, str) and fix.applicability in ("safe", "unsafe")
+        and all(type(e.start) is int and type(e.end) is int and 0 <= e.start <= e.end
+                and isinstance(e.replacement, str) for e in fix.edits)
+    )
+    return span_ok and texts_ok and cell_ok and related_ok and fix_ok
+
+
 # In a context key: a file the findings read was changed too recently for its stat to show a further change
 # (precisionlint.project.file_signature). Such results are not stored.
 UNSETTLED = "~unsettled"
@@ -199,7 +217,7 @@ class ResultCache:
 
     def _load(self) -> dict[str, list[Any]]:
         if self.entries is None:
-            self.entries = _read(self.file)
+            self.entries = _read(self.file) if _real_folder(self.directory) and _real_folder(self.folder) else {}
         return self.entries
 
     def get(self, identity: str, display: str) -> FileResult | None:
@@ -211,7 +229,9 @@ class ResultCache:
             return None
         try:
             findings = [_decode(row, display) for row in entry[1]]
-        except (TypeError, ValueError, IndexError):  # an entry of an unexpected shape: treat it as absent
+            if not isinstance(entry[0], int) or not all(map(_well_typed, findings)):
+                raise TypeError("a value of another type")
+        except (TypeError, ValueError, IndexError, KeyError):  # an entry of an unexpected shape: treat it as absent
             self.misses += 1
             return None
         if entry[0] != self.today:
@@ -264,24 +284,36 @@ class ResultCache:
                         pass
 
     def _prepare(self) -> None:
-        """Create the cache folder with its .gitignore and CACHEDIR.TAG (before anything else goes in)."""
+        """Create the cache folder with its .gitignore and CACHEDIR.TAG (before anything else goes in). Raises
+        OSError, so that nothing is written, where the cache would not be a folder of its own: a symbolic link
+        in its place (committed to send the writes and the clean-up elsewhere), or an existing folder with other
+        content and no cache tag (its .gitignore of `*` would hide that folder from git)."""
         if not self.directory.is_dir():
             self.directory.mkdir(parents=True, exist_ok=True)
+        elif not _own_folder(self.directory):
+            raise OSError(f"{self.directory}: not a cache folder; not written")
         for name, text in ((".gitignore", _GITIGNORE), ("CACHEDIR.TAG", _CACHEDIR_TAG)):
             marker = self.directory / name
-            if not marker.exists():
+            if not os.path.lexists(marker):
                 _write_text_atomic(marker, text)
         self.folder.mkdir(exist_ok=True)
+        if not _real_folder(self.folder):
+            raise OSError(f"{self.folder}: a link, not a folder; not written")
 
     def _tidy(self) -> None:
-        """Remove temporary files left by killed runs and cache files of settings no run has used lately."""
+        """Remove temporary files left by killed runs and cache files of settings no run has used lately: only
+        regular files, and only in the cache's own folder (never through a link)."""
         now = time.time()
+        if not (_real_folder(self.directory) and _real_folder(self.folder)):
+            return
         try:
             with os.scandir(self.folder) as entries:
                 for entry in entries:
                     if entry.path == str(self.file):
                         continue
-                    age = now - entry.stat().st_mtime
+                    if not entry.is_file(follow_symlinks=False):
+                        continue
+                    age = now - entry.stat(follow_symlinks=False).st_mtime
                     if entry.path == str(getattr(self.files, "file", "")):
                         continue
                     if (entry.name.endswith(".tmp") and age > TEMP_SECONDS) or (
@@ -343,7 +375,8 @@ class FileIndex:
 
     def _load(self) -> dict[str, list[Any]]:
         if self.entries is None:
-            self.entries = _read(self.file)
+            folders = (self.file.parent, self.file.parent.parent)
+            self.entries = _read(self.file) if all(map(_real_folder, folders)) else {}
         return self.entries
 
     def empty(self) -> bool:
@@ -370,7 +403,7 @@ class FileIndex:
                 entry[5], str) and isinstance(flags, int) else None
         except (TypeError, IndexError):  # an entry of an unexpected shape: treat it as stale
             known = None
-        if known is None:
+        if known is None or len(entry) != 8:
             del entries[key]
             self.dropped.add(key)
             self.changed = True
@@ -416,6 +449,29 @@ def _file_day(entry: Any) -> int:
         return -1
 
 
+def _real_folder(path: Path) -> bool:
+    """Whether `path` is a folder itself, not a symbolic link to one (or absent: nothing to follow)."""
+    try:
+        return stat.S_ISDIR(os.lstat(path).st_mode)
+    except FileNotFoundError:
+        return True
+    except OSError:
+        return False
+
+
+def _own_folder(directory: Path) -> bool:
+    """Whether an existing folder may hold the cache: a real folder that is empty or already a cache (tagged)."""
+    if not _real_folder(directory):
+        return False
+    if os.path.lexists(directory / "CACHEDIR.TAG"):
+        return True
+    try:
+        with os.scandir(directory) as entries:
+            return next(iter(entries), None) is None
+    except OSError:
+        return False
+
+
 def _day(entry: Any) -> int:
     try:
         return int(entry[0])
@@ -425,10 +481,16 @@ def _day(entry: Any) -> int:
 
 def _read(path: Path) -> dict[str, list[Any]]:
     """The entries of a cache file, or none when it is absent, torn, damaged or of another layout."""
-    try:
-        with open(path, "rb") as handle:
-            raw = handle.read()
-    except OSError:
+    from precisionlint.bounded_read import read_descriptor
+
+    try:  # never through a link, and a regular file only (a FIFO or a device committed in its place)
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+                     | getattr(os, "O_CLOEXEC", 0))
+        try:
+            raw = read_descriptor(fd, MAX_CACHE_FILE)
+        finally:
+            os.close(fd)
+    except (OSError, ValueError):
         return {}
     header, newline, body = raw.partition(b"\n")
     if not newline:
@@ -478,12 +540,17 @@ def _replace(path: Path, data: bytes) -> None:
 ENVIRONMENT_VARIABLE = "PRECISIONLINT_CACHE_DIR"
 
 
-def open_cache(root: Path, cache_dir: str | None, options: EngineOptions) -> ResultCache:
+def open_cache(root: Path, cache_dir: str | None, options: EngineOptions) -> ResultCache | None:
     """The cache for a run whose project root is `root`: PRECISIONLINT_CACHE_DIR when set (relative to the
     current folder, as a shell user means it), else the `cache-dir` setting (relative to the root), else
-    .precisionlint_cache in the root."""
+    .precisionlint_cache in the root. None (no cache) where the setting leads outside the project: a cloned
+    repository's configuration must not make a run write anywhere else on the machine."""
     from_environment = os.environ.get(ENVIRONMENT_VARIABLE)
     if from_environment:
         return ResultCache(Path(from_environment).absolute(), options)
     directory = root / (cache_dir if cache_dir else DEFAULT_DIRECTORY)
+    inside = os.path.realpath(directory)
+    project = os.path.join(os.path.realpath(root), "")
+    if not inside.startswith(project):
+        return None
     return ResultCache(directory, options)

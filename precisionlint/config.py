@@ -268,8 +268,20 @@ def parse_table(table: Any, path: Path | None) -> Config:
     return config
 
 
+# A configuration is a few kilobytes; this only stops a link to /dev/zero from being read without end.
+MAX_CONFIG_FILE = 10_000_000
+
+
+def _read_config_text(path: Path) -> str:
+    """A configuration's text: a regular file only (a FIFO would block), bounded, UTF-8, newlines as Python's
+    text mode gives them."""
+    from precisionlint.bounded_read import read_text
+
+    return read_text(path, MAX_CONFIG_FILE).replace("\r\n", "\n").replace("\r", "\n")
+
+
 def _read_toml(path: Path) -> dict[str, Any]:
-    text = path.read_text(encoding="utf-8")
+    text = _read_config_text(path)
     try:
         import tomllib  # Python 3.11+: faster than tomlkit, and enough for reading
 
@@ -385,7 +397,7 @@ class ConfigFinder:
             candidate = Path(path)
             if name == "pyproject.toml":
                 try:
-                    text = candidate.read_text(encoding="utf-8")
+                    text = _read_config_text(candidate)
                 except (OSError, UnicodeDecodeError):
                     continue
                 if "precisionlint" not in text:  # cheap: most pyproject files have no such table

@@ -110,9 +110,10 @@ def source_text(path: str, options: RenderOptions) -> str | None:
     Offsets and columns of findings count characters of this text: UTF-8, without a leading BOM."""
     if options.sources is not None and path in options.sources:
         return options.sources[path]
-    try:
-        with open(path, "rb") as handle:
-            data = handle.read(20_000_001)
+    from precisionlint.bounded_read import read_bytes
+
+    try:  # a regular file only: a FIFO reported as unreadable must not block the report
+        data = read_bytes(path, 20_000_000)
     except (OSError, ValueError):
         return None
     text = data.decode("utf-8", "replace")

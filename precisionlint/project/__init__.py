@@ -410,9 +410,10 @@ def load_linked(path: str) -> Document | None:
         if fmt is not None and unsaved is not None:
             if len(unsaved) <= limits.max_file_size:
                 document = load_document(path, unsaved, fmt, limits)
-        elif fmt is not None and os.path.getsize(path) <= limits.max_file_size:
-            with open(path, "rb") as handle:
-                data = handle.read()
+        elif fmt is not None:
+            from precisionlint.bounded_read import read_bytes
+
+            data = read_bytes(path, limits.max_file_size)  # a regular file only: never a FIFO or /dev/zero
             document = load_document(path, decode_source(data, path), fmt, limits)
     except Exception:  # unreadable, unparsable, too deep: the link says nothing
         document = None

@@ -41,11 +41,10 @@ def read_text(path: str) -> str | None:
     unsaved = buffer_text(path)  # open in an editor (the language server): its text, saved or not
     if unsaved is not None:
         return unsaved if len(unsaved) <= MAX_PIN_FILE else None
-    try:
-        if os.path.getsize(path) > MAX_PIN_FILE:
-            return None
-        with open(path, encoding="utf-8", errors="replace") as handle:
-            return handle.read()
+    from precisionlint.bounded_read import read_text as read_bounded
+
+    try:  # a regular file only, and never more than the limit: a link to /dev/zero or a FIFO says nothing
+        return read_bounded(path, MAX_PIN_FILE, errors="replace").replace("\r\n", "\n").replace("\r", "\n")
     except (OSError, ValueError):
         return None
 

@@ -80,7 +80,9 @@ def settings_from(config_file: Path | None) -> ProjectSettings:
 
 def _has_table(pyproject: Path) -> bool:
     try:
-        text = pyproject.read_text(encoding="utf-8")
+        from precisionlint.bounded_read import read_text
+
+        text = read_text(pyproject, 10_000_000)
     except (OSError, UnicodeDecodeError):
         return False
     if "precisionlint" not in text:  # cheap: most pyproject files have no such table

@@ -1,0 +1,315 @@
+"""The attacks that once lost data, hung or crashed a run, kept as tests (README, "What check guarantees").
+
+Each test reproduces one attack through the real CLI (a subprocess), real files and, for the language server,
+a real LSP client. The writer's races are made deterministic by running the real writer in this process with
+the other program's save injected at the moment that once lost it.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from precisionlint import fix_write
+
+pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX file systems")
+
+TOML = b"[trainer_config]\nprecision = 16\n"
+TOML_FIXED = b'[trainer_config]\nprecision = "16-mixed"\n'
+LATIN1_SCRIPT = (
+    b"# -*- coding: latin-1 -*-\n"
+    b"import torch\n"
+    b'name = "Jos\xe9"\n'
+    b"model = torch.nn.Linear(2, 2).half()\n"
+    b"opt = torch.optim.Adam(model.parameters())\n"
+    b"for x in range(3):\n"
+    b'    with torch.autocast("cuda", dtype=torch.float16):\n'
+    b"        loss = model(x)\n"
+    b"    loss.backward()\n"
+    b"    opt.step()\n"
+)
+LIGHTNING_YAML = b"trainer:\n  accelerator: gpu\n  precision: 16\n"
+
+
+def run(*args: str, cwd: Path, timeout: float = 120, **kwargs: Any) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "precisionlint", *args], cwd=cwd, capture_output=True, text=True,
+                          timeout=timeout, **kwargs)
+
+
+def check(*args: str, cwd: Path, timeout: float = 120, **kwargs: Any) -> subprocess.CompletedProcess[str]:
+    return run("check", "--no-progress", "--no-cache", *args, cwd=cwd, timeout=timeout, **kwargs)
+
+
+# --- 1, 5: --add-noqa and advise --write write as --fix does ------------------------------------------------
+
+
+def test_add_noqa_keeps_the_declared_latin1_coding(tmp_path: Path) -> None:
+    script = tmp_path / "train.py"
+    script.write_bytes(LATIN1_SCRIPT)
+    done = check("--add-noqa", "train.py", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    data = script.read_bytes()
+    assert b'name = "Jos\xe9"\n' in data  # latin-1 still, not UTF-8 under a latin-1 declaration
+    assert b"# precisionlint: ignore[" in data
+    assert check("train.py", cwd=tmp_path).returncode == 0
+
+
+def test_add_noqa_keeps_crlf_line_endings(tmp_path: Path) -> None:
+    script = tmp_path / "train.py"
+    script.write_bytes(LATIN1_SCRIPT.replace(b"\n", b"\r\n"))
+    assert check("--add-noqa", "train.py", cwd=tmp_path).returncode == 0
+    data = script.read_bytes()
+    assert b"# precisionlint: ignore[" in data
+    assert data.count(b"\r\n") == data.count(b"\n") == LATIN1_SCRIPT.count(b"\n")
+
+
+@pytest.mark.parametrize("protection", ["read-only", "hard link"])
+def test_add_noqa_refuses_protected_files(tmp_path: Path, protection: str) -> None:
+    script = tmp_path / "train.py"
+    script.write_bytes(LATIN1_SCRIPT)
+    if protection == "read-only":
+        script.chmod(0o444)
+    else:
+        os.link(script, tmp_path / "other_name.py")
+    done = check("--add-noqa", "train.py", cwd=tmp_path)
+    assert done.returncode == 2, (done.stdout, done.stderr)
+    reason = "read-only file" if protection == "read-only" else "has 2 hard links"
+    assert f"train.py: {reason}" in done.stderr
+    assert script.read_bytes() == LATIN1_SCRIPT
+
+
+@pytest.mark.parametrize("protection", ["read-only", "hard link"])
+def test_advise_write_refuses_protected_files(tmp_path: Path, protection: str) -> None:
+    config = tmp_path / "config.yaml"
+    config.write_bytes(LIGHTNING_YAML)
+    if protection == "read-only":
+        config.chmod(0o444)
+    else:
+        os.link(config, tmp_path / "other.yaml")
+    done = run("advise", "--gpu", "A100", "--write", "config.yaml", cwd=tmp_path)
+    assert done.returncode == 2, (done.stdout, done.stderr)
+    reason = "read-only file" if protection == "read-only" else "has 2 hard links"
+    assert f"config.yaml: {reason}" in done.stderr
+    assert config.read_bytes() == LIGHTNING_YAML
+    assert "Traceback" not in done.stderr
+
+
+def test_advise_write_keeps_bom_and_crlf(tmp_path: Path) -> None:
+    config = tmp_path / "config.yaml"
+    config.write_bytes(b"\xef\xbb\xbf" + LIGHTNING_YAML.replace(b"\n", b"\r\n"))
+    done = run("advise", "--gpu", "A100", "--write", "config.yaml", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert config.read_bytes() == b"\xef\xbb\xbftrainer:\r\n  accelerator: gpu\r\n  precision: bf16-mixed\r\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["config.yaml"]
+
+
+# --- 2, 3: another program's save always wins --------------------------------------------------------------
+
+
+def _fix_in_process(root: Path) -> Any:
+    from precisionlint.check_command import default_rules
+    from precisionlint.config import load_config
+    from precisionlint.runner import RunRequest, run_check
+
+    request = RunRequest(paths=[str(root)], config=load_config(None, root), rules=default_rules(), fix=True,
+                         unsafe_fixes=True, jobs=1, progress=False)
+    return run_check(request)
+
+
+EDITOR = b"[trainer_config]\nprecision = 32  # saved by the editor\n"
+
+
+def _rename_save(path: Path, data: bytes) -> None:
+    temporary = path.with_name(path.name + ".editor~")
+    temporary.write_bytes(data)
+    os.replace(temporary, path)
+
+
+def _in_place_save(path: Path, data: bytes) -> None:
+    """Truncate, then write: a two-write save, by another process (the writer's lease would make this process
+    wait for itself). If the save blocks, because precisionlint holds a lease that the save breaks, it is left
+    to finish once precisionlint lets go."""
+    code = f"import sys\nwith open({str(path)!r}, 'r+b') as f:\n    f.truncate(0)\n    f.write({data!r})\n"
+    editor = subprocess.Popen([sys.executable, "-c", code])
+    EDITORS.append(editor)
+    try:
+        editor.wait(timeout=1.0)
+    except subprocess.TimeoutExpired:
+        pass
+
+
+EDITORS: list[subprocess.Popen[bytes]] = []
+
+
+@pytest.mark.parametrize("save", [_rename_save, _in_place_save])
+def test_an_editor_save_during_the_write_wins(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, save: Any) -> None:
+    """The save lands while the fixed file is flushed to disk (once a second-long window before the rename) and,
+    in a second run, right before the swap: either way the editor's bytes are what the file holds after."""
+    config = tmp_path / "train.toml"
+    real = {"fsync": os.fsync, "swap": fix_write._exchange}
+    for hook in ("fsync", "swap"):
+        config.write_bytes(TOML)
+        saved: list[bool] = []
+
+        def editor_saves(*args: Any, _hook: str = hook, _saved: list[bool] = saved, **kwargs: Any) -> Any:
+            if not _saved:
+                _saved.append(True)
+                save(config, EDITOR)
+            return real[_hook](*args, **kwargs)
+
+        if hook == "fsync":
+            monkeypatch.setattr(fix_write.os, "fsync", editor_saves)
+        else:
+            monkeypatch.setattr(fix_write, "_exchange", editor_saves)
+        outcome = _fix_in_process(tmp_path)
+        monkeypatch.undo()
+        while EDITORS:
+            assert EDITORS.pop().wait(timeout=60) == 0
+        assert saved
+        if hook == "fsync":  # the change was seen before the swap: the editor's content is fixed in its turn
+            assert config.read_bytes() == EDITOR.replace(b"32", b'"32-true"'), outcome.errors
+        else:  # seen only after the swap: the swap is undone, and the user told
+            assert config.read_bytes() == EDITOR
+            assert outcome.errors == [f"{config}: changed by another program while being written; left as that "
+                                      "program saved it (run again to change the new content)"]
+        assert sorted(p.name for p in tmp_path.iterdir()) == ["train.toml"]
+
+
+def test_a_file_being_rewritten_in_place_is_left_to_its_writer(tmp_path: Path) -> None:
+    """Another program has the file open and has written the first half of its new content: --fix must not
+    fix the half and replace the file (the second half would go to the replaced file and be lost)."""
+    functions = [f"def f{i}():\n    return {i}\n" for i in range(40)]
+    whole = ("import torch\nwith torch.cuda.amp.autocast():\n    y = 1\n" + "".join(functions)).encode()
+    script = tmp_path / "train.py"
+    script.write_bytes(b"")
+    half = whole.index(b"def f20")  # the half written so far parses, and is fixable
+    with open(script, "r+b") as writer:
+        writer.write(whole[:half])
+        writer.flush()
+        done = check("--fix", "--unsafe-fixes", "train.py", cwd=tmp_path)
+        writer.write(whole[half:])
+    if sys.platform.startswith("linux"):
+        assert "train.py: kept changing while being fixed; left as it is" in done.stderr, done.stderr
+    assert script.read_bytes() == whole
+
+
+# --- 7: a FIFO named by advise ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("option", ["--write", "--config"])
+def test_advise_refuses_a_fifo(tmp_path: Path, option: str) -> None:
+    os.mkfifo(tmp_path / "config.yaml")
+    done = run("advise", "--gpu", "A100", option, "config.yaml", cwd=tmp_path, timeout=60)
+    assert done.returncode == 2
+    assert f"Invalid value for {option}: config.yaml: is a FIFO (named pipe), not a regular file" in done.stderr
+    assert stat.S_ISFIFO(os.stat(tmp_path / "config.yaml").st_mode)
+
+
+# --- 4: the cache stays in its own folder, inside the project ------------------------------------------------
+
+
+def _old(path: Path) -> None:
+    os.utime(path, ns=(1_000_000_000_123_456_789,) * 2)  # 2001: past every clean-up age (not a whole second)
+
+
+def test_a_linked_cache_folder_is_never_cleaned_or_written(tmp_path: Path) -> None:
+    project = tmp_path / "project"
+    elsewhere = tmp_path / "elsewhere"
+    (project / ".precisionlint_cache").mkdir(parents=True)
+    elsewhere.mkdir()
+    precious = [elsewhere / name for name in ("work.tmp", "run.results", "list.files")]
+    for path in precious:
+        path.write_text("keep me\n")
+        _old(path)
+    (project / ".precisionlint_cache" / "1").symlink_to(elsewhere)
+    (project / "train.toml").write_bytes(TOML)
+    done = run("check", "--no-progress", ".", cwd=project)
+    assert done.returncode == 1, done.stderr
+    assert all(path.read_text() == "keep me\n" for path in precious)
+    assert sorted(p.name for p in elsewhere.iterdir()) == sorted(p.name for p in precious)
+
+
+@pytest.mark.parametrize("setting", ["../..", "..", "/tmp"])
+def test_cache_dir_outside_the_project_writes_nothing_there(tmp_path: Path, setting: str) -> None:
+    outside = tmp_path / "home"
+    project = outside / "clone"
+    project.mkdir(parents=True)
+    (project / ".precisionlint.toml").write_text(f'cache-dir = "{setting}"\n')
+    (project / "train.toml").write_bytes(TOML)
+    before = {p for p in tmp_path.rglob("*")}
+    done = run("check", "--no-progress", ".", cwd=project)
+    assert done.returncode == 1, done.stderr
+    assert {p for p in tmp_path.rglob("*")} == before
+    if setting == "/tmp":
+        assert not (Path("/tmp") / "1").is_dir() or not (Path("/tmp") / "CACHEDIR.TAG").exists()
+
+
+def test_an_existing_folder_of_other_files_is_not_made_a_cache(tmp_path: Path) -> None:
+    (tmp_path / "notes").mkdir()
+    (tmp_path / "notes" / "todo.txt").write_text("mine\n")
+    (tmp_path / ".precisionlint.toml").write_text('cache-dir = "notes"\n')
+    (tmp_path / "train.toml").write_bytes(TOML)
+    assert run("check", "--no-progress", ".", cwd=tmp_path).returncode == 1
+    assert [p.name for p in (tmp_path / "notes").iterdir()] == ["todo.txt"]
+
+
+def test_a_cache_entry_of_wrong_types_is_a_miss(tmp_path: Path) -> None:
+    """The checksum is valid (the entry was written so), but the values are not what a finding holds."""
+    import json
+
+    from precisionlint.cache import FORMAT_VERSION, MAGIC
+    from precisionlint.engine import content_digest
+
+    (tmp_path / "train.toml").write_bytes(TOML)
+    _old(tmp_path / "train.toml")
+    _old(tmp_path)
+    import time
+
+    time.sleep(0.3)  # the change times too must be older than the run (racy-git margin) for results to be kept
+    first = run("check", "--no-progress", "--output-format", "json", ".", cwd=tmp_path)
+    [results] = (tmp_path / ".precisionlint_cache" / FORMAT_VERSION).glob("*.results")
+    entries = json.loads(results.read_bytes().partition(b"\n")[2])
+    for entry in entries.values():
+        for row in entry[1]:
+            row[3] = "two"  # the line
+            row[7] = {"not": "a message"}
+    body = json.dumps(entries).encode()
+    results.write_bytes(f"{MAGIC} {FORMAT_VERSION} {len(body)} {content_digest(body)}\n".encode() + body)
+    again = run("check", "--no-progress", "--output-format", "json", ".", cwd=tmp_path)
+    assert again.returncode == 1, again.stderr
+    assert again.stdout == first.stdout
+
+
+# --- 6: files nobody named are read bounded, and only when regular --------------------------------------------
+
+PIN_NAMES = ["requirements.txt", "pyproject.toml", "setup.cfg", "environment.yml", "Dockerfile",
+             ".precisionlint.toml"]
+SCRIPT = b"import torch\nscaler = torch.cuda.amp.GradScaler()\nwith torch.cuda.amp.autocast():\n    y = 1\n"
+
+
+@pytest.mark.parametrize("kind", ["/dev/zero", "/dev/urandom", "fifo"])
+def test_hostile_pin_files_neither_hang_nor_grow(tmp_path: Path, kind: str) -> None:
+    import resource
+
+    (tmp_path / "train.py").write_bytes(SCRIPT)
+    (tmp_path / "configs").mkdir()
+    (tmp_path / "configs" / "ds.json").write_bytes(b'{"fp16": {"enabled": true}}\n')
+    for name in PIN_NAMES:
+        if kind == "fifo":
+            os.mkfifo(tmp_path / name)
+        else:
+            (tmp_path / name).symlink_to(kind)
+
+    def limit_memory() -> None:  # a read without limit would pass this within a second
+        resource.setrlimit(resource.RLIMIT_AS, (2 << 30, 2 << 30))
+
+    done = check("train.py", "configs/ds.json", cwd=tmp_path, timeout=60, preexec_fn=limit_memory)
+    assert done.returncode in (0, 1), done.stderr
+    assert "Traceback" not in done.stderr and "internal error" not in done.stderr
+    assert "train.py" in done.stdout
