@@ -313,3 +313,50 @@ def test_hostile_pin_files_neither_hang_nor_grow(tmp_path: Path, kind: str) -> N
     assert done.returncode in (0, 1), done.stderr
     assert "Traceback" not in done.stderr and "internal error" not in done.stderr
     assert "train.py" in done.stdout
+
+
+# --- 10, 12, 13: one file's oddity is that file's finding, never an internal error -----------------------------
+
+
+def _write(root: Path, files: dict[str, str]) -> None:
+    for name, text in files.items():
+        (root / name).write_text(text)
+
+
+def test_a_json_whose_first_line_nests_deep_is_that_file_only(tmp_path: Path) -> None:
+    deep = '{"a":' * 1000 + '"fp16"' + "}" * 1000
+    _write(tmp_path, {"deep.json": f'{deep}\n{{"fp16": 1}}\n', "train.toml": TOML.decode()})
+    done = check(".", cwd=tmp_path)
+    assert done.returncode == 1, done.stderr
+    assert "internal error" not in done.stderr + done.stdout
+    assert "train.toml:2:13: PL102" in done.stdout
+
+
+def test_a_pin_of_more_than_4300_digits_is_no_version(tmp_path: Path) -> None:
+    _write(tmp_path, {"requirements.txt": "torch==2." + "1" * 5000 + "\n",
+                      "train.py": "import torch\nwith torch.cuda.amp.autocast():\n    y = 1\n"})
+    done = check(".", cwd=tmp_path)
+    assert done.returncode == 1, done.stderr
+    assert "PL009" not in done.stdout and "internal error" not in done.stdout
+    assert "train.py:2:6: PL207" in done.stdout
+
+
+def test_numbers_too_large_for_a_float(tmp_path: Path) -> None:
+    huge = "1" + "0" * 400
+    _write(tmp_path, {
+        "ds.json": f'{{"fp16": {{"enabled": true, "loss_scale": {huge}}}}}\n',
+        "train.py": ("import torch\nmodel = torch.nn.Linear(2, 2).half()\n"
+                     f"opt = torch.optim.Adam(model.parameters(), eps={huge})\n"
+                     "for x in range(3):\n    loss = model(x)\n    loss.backward()\n    opt.step()\n"),
+    })
+    done = check(".", cwd=tmp_path)
+    assert "PL009" not in done.stdout and "internal error" not in done.stdout, done.stdout
+    assert "ds.json:1:42: PL106 [warning] static loss_scale 1.00e+400" in done.stdout
+
+
+def test_a_mapping_that_merges_its_own_anchor_is_skipped_not_an_error(tmp_path: Path) -> None:
+    _write(tmp_path, {"self.yaml": "trainer: &x\n  precision: 16\n  sub:\n    <<: *x\n", "train.toml": TOML.decode()})
+    done = check(".", cwd=tmp_path)
+    assert done.returncode == 1, done.stderr
+    assert "self.yaml" not in done.stdout  # PyYAML reads it: no parse error; ruamel cannot, so it is not read
+    assert "NoneType" not in done.stdout + done.stderr

@@ -21,7 +21,10 @@ def parse_version(text: str) -> tuple[Version, bool] | None:
     match = _RELEASE.match(text)
     if match is None:
         return None
-    release = tuple(int(part) for part in match.group(1).split("."))
+    try:
+        release = tuple(int(part) for part in match.group(1).split("."))
+    except ValueError:  # a part of more than 4,300 digits, which Python refuses to read: not a version
+        return None
     return _trim(release), match.group(2) is not None
 
 

@@ -732,7 +732,10 @@ class _Collector(FastNodeVisitor):
         eps: float | None = None
         if eps_expr is not None:
             value = self.resolver.value(eps_expr, self.scope)
-            eps = float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+            try:  # an integer too large for a float (1 followed by 400 zeros) is no eps a rule can judge
+                eps = float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+            except OverflowError:
+                eps = None
         elif not any(k.arg is None for k in node.keywords):
             eps = EPS_OPTIMIZERS.get(cls)
         fused_expr = params.get("fused")

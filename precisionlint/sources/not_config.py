@@ -68,7 +68,7 @@ def _json_lines(data: bytes) -> bool:
 
     try:
         json.loads(first)
-    except ValueError:
+    except (ValueError, RecursionError):  # not one JSON value per line, or nested too deep to be a record
         return False
     return True
 

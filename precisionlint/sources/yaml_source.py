@@ -160,6 +160,10 @@ def load(path: str, text: str, limits: Limits) -> Document:
         raise
     except YAMLError as exc:
         raise SourceError(f"invalid YAML: {_one_line(str(exc))}") from None
+    except AttributeError as exc:
+        if "add_referent" in str(exc):  # ruamel cannot build a mapping that merges (<<) its own anchor
+            raise NotCheckable("a mapping merges itself (<<: *anchor inside that anchor): not read") from None
+        raise SourceError(f"invalid YAML: {_one_line(str(exc)) or type(exc).__name__}") from None
     except Exception as exc:  # ruamel raises assorted errors (e.g. on some tag or encoding oddities)
         raise SourceError(f"invalid YAML: {_one_line(str(exc)) or type(exc).__name__}") from None
 
