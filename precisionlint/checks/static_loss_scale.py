@@ -74,8 +74,8 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
             message = ("loss_scale 1 disables loss scaling entirely: float16 gradients below ~6e-8 flush to zero. "
                        "Use 0 for dynamic loss scaling")
         else:
-            message = (f"static loss_scale {_shown(value)}: gradients that overflow at this scale are skipped for the whole "
-                       "run and small ones may underflow; use 0 for dynamic loss scaling")
+            message = (f"static loss_scale {_shown(value)}: gradients that overflow at this scale are skipped for the "
+                       "whole run and small ones may underflow; use 0 for dynamic loss scaling")
         yield ctx.report(setting.span, message + hedge(setting, "DeepSpeed"), fix=fix)
 
 
@@ -107,7 +107,7 @@ def _mmengine(ctx: CheckContext, setting: Setting) -> Finding | None:
         )
     return ctx.report(
         setting.span,
-        f"static loss_scale {_shown(value)}: AmpOptimWrapper resets the GradScaler to this scale after every step, so "
-        "overflowing steps are skipped for the whole run and small gradients may underflow; use 'dynamic'",
+        f"static loss_scale {_shown(value)}: AmpOptimWrapper resets the GradScaler to this scale after every step, "
+        "so overflowing steps are skipped for the whole run and small gradients may underflow; use 'dynamic'",
         fix=fix,
     )
