@@ -96,8 +96,10 @@ class Placed(NamedTuple):
 
 class PrecisionServer(LanguageServer):
     def __init__(self) -> None:
+        from precisionlint.server.framing import SafeProtocol
+
         super().__init__("precisionlint", __version__, text_document_sync_kind=types.TextDocumentSyncKind.Incremental,
-                         notebook_document_sync=NOTEBOOK_SYNC)
+                         notebook_document_sync=NOTEBOOK_SYNC, protocol_cls=SafeProtocol)
         self.configs = ProjectConfigs()
         self.debounce_s = 0.0
         self.scheduler = Scheduler()
@@ -709,8 +711,10 @@ def serve(config_file: str | None = None) -> None:
     code = [1]
 
     def protocol() -> None:
+        from precisionlint.server.framing import start_io
+
         try:
-            server.start_io()
+            start_io(server)  # pygls' start_io, resynchronising after bad framing
         except BaseException:  # noqa: BLE001 - whatever ends the protocol ends the server
             logger.exception("the protocol stopped")
         finally:
