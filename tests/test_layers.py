@@ -21,7 +21,7 @@ DEBTS = Path(__file__).resolve().parent / "import_debts.txt"
 # Lowest first. A module's layer is that of the longest prefix listed here that names it.
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("core", ("precisionlint", "precisionlint.model", "precisionlint.records", "precisionlint.streams",
-              "precisionlint.interrupts")),
+              "precisionlint.interrupts", "precisionlint.bounded_read")),
     ("formats", ("precisionlint.sources",)),
     ("frameworks", ("precisionlint.frameworks",)),
     ("hardware", ("precisionlint.hardware",)),
