@@ -57,7 +57,26 @@ def can_fork() -> bool:
     in fork_pool, whose imports a run that starts no pool, such as a warm one, does not pay.)"""
     import sys
 
-    return hasattr(os, "fork") and sys.platform != "darwin"
+    return hasattr(os, "fork") and sys.platform != "darwin" and _file_size_unlimited()
+
+
+# The workers get the files' bytes through an anonymous in-memory file that grows to tens of megabytes (the
+# arena of fork_pool); a file-size limit (ulimit -f) below this would make writing it fail.
+_ARENA_ROOM = 256 << 20
+
+
+def _file_size_unlimited() -> bool:
+    """Whether the file-size limit leaves room for the workers' arena (with `ulimit -f 16384` the run checks
+    in one process instead of failing)."""
+    try:
+        import resource
+    except ImportError:  # pragma: no cover - not POSIX
+        return True
+    try:
+        soft, _hard = resource.getrlimit(resource.RLIMIT_FSIZE)
+    except (OSError, ValueError):
+        return True
+    return soft == resource.RLIM_INFINITY or soft >= _ARENA_ROOM
 
 
 # ---------------------------------------------------------------------------------------------------------------

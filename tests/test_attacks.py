@@ -430,3 +430,25 @@ def test_server_memory_stays_flat_over_open_close_cycles(tmp_path: Path, raw_ser
             "uri": path.as_uri(), "languageId": "python", "version": cycle, "text": SCRIPT.decode()}})
         raw_server.notify("textDocument/didClose", {"textDocument": {"uri": path.as_uri()}})
     assert readings[1] - readings[0] < 1024, readings  # KiB; it grew by about 3.8 MiB over these 2,000
+
+
+# --- 11: a file-size limit below the workers' arena --------------------------------------------------------
+
+
+def test_a_small_file_size_limit_does_not_break_a_parallel_run(tmp_path: Path) -> None:
+    import resource
+
+    from tests.test_faults import make_tree
+
+    make_tree(tmp_path)  # large enough for the process pool
+    filler = b"# a comment line that makes the tree larger than the file-size limit\n" * 1500
+    for path in tmp_path.rglob("*.py"):
+        path.write_bytes(path.read_bytes() + filler)  # 80 Python files of 100 kB: 8 MB to hand to the workers
+
+    def limit_file_size() -> None:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (4 << 20, 4 << 20))
+
+    serial = check("--jobs", "1", ".", cwd=tmp_path, timeout=300)
+    parallel = check("--jobs", "2", ".", cwd=tmp_path, timeout=300, preexec_fn=limit_file_size)
+    assert parallel.returncode == serial.returncode == 1, parallel.stderr
+    assert parallel.stdout == serial.stdout
