@@ -10,6 +10,7 @@ time(2N) / time(N) is printed beside the same ratio for a baseline that only `as
   elif       one function whose body is an `if` / 3,000-branch `elif` chain (nested 3,000 deep in the AST)
   functions  3,000 small functions, each a full scaled training step
   module     3,000 module-level training steps (autocast, scaled backward, step, update)
+  rebound    3,000 module-level steps, each after rebinding model, optimizer and scaler to other names and back
 
 Linear growth doubles the time (ratio about 2, like the parse baseline); quadratic growth quadruples it.
 Target: ratio <= 2.6 for every shape, and the 3,000-unit files well under the 10 s per-file limit.
@@ -76,7 +77,22 @@ def module_steps(n: int) -> str:
     )
 
 
-SHAPES: dict[str, Callable[[int], str]] = {"elif": elif_chain, "functions": functions, "module": module_steps}
+def rebound(n: int) -> str:
+    """Module-level names rebound to each other before every step: the optimizer's parameters are followed
+    through every value of `model` (this once grew as the cube of the file)."""
+    return HEADER + "".join(
+        "m2 = model\nmodel = m2\nopt2 = optimizer\noptimizer = opt2\ns2 = scaler\nscaler = s2\n"
+        'with torch.autocast("cuda", dtype=torch.float16):\n'
+        "    loss = model(x).sum()\n"
+        "scaler.scale(loss).backward()\n"
+        "scaler.step(optimizer)\n"
+        "scaler.update()\n"
+        for _ in range(n)
+    )
+
+
+SHAPES: dict[str, Callable[[int], str]] = {"elif": elif_chain, "functions": functions, "module": module_steps,
+                                           "rebound": rebound}
 
 
 def best_of(runs: int, action: Callable[[], object]) -> float:

@@ -452,3 +452,21 @@ def test_a_small_file_size_limit_does_not_break_a_parallel_run(tmp_path: Path) -
     parallel = check("--jobs", "2", ".", cwd=tmp_path, timeout=300, preexec_fn=limit_file_size)
     assert parallel.returncode == serial.returncode == 1, parallel.stderr
     assert parallel.stdout == serial.stdout
+
+
+# --- 14: names rebound to each other do not make the analysis grow as the cube of the file -------------------
+
+
+def test_module_names_rebound_before_every_step_are_analysed_in_linear_time() -> None:
+    import time
+
+    from benchmarks.script_scaling import rebound
+    from precisionlint.check_command import default_rules
+    from precisionlint.engine import EngineOptions, check_bytes
+
+    options = EngineOptions(rules=default_rules(), gpus=(), prefilter=False)
+    text = rebound(400)  # 90 kB; it took far over the 10 s limit (a limit-exceeded finding), now well under 2 s
+    began = time.process_time()
+    result = check_bytes("train.py", text.encode(), "python", options)
+    assert not [f for f in result.findings if f.code in ("PL003", "PL009")], result.findings[:2]
+    assert time.process_time() - began < 5.0
