@@ -319,14 +319,16 @@ def interrupted(exc: BaseException) -> int:
     """SIGINT or SIGTERM stopped the run: say so in one line; the exit code a shell gives a process killed by
     that signal (130, 143), not 1, which would read as "findings". Files already fixed are complete; no file
     is half-written (precisionlint.interrupts)."""
-    from precisionlint.interrupts import EXIT_SIGINT, EXIT_SIGTERM, stop_all
+    from precisionlint.interrupts import EXIT_SIGINT, EXIT_SIGTERM, exit_code_for, stop_all
 
     stop_all()  # no worker outlives the run
     try:
         error("interrupted" if isinstance(exc, KeyboardInterrupt) else "terminated")
     except (OSError, ValueError):
         pass  # stderr closed: the exit code still says it
-    return EXIT_SIGINT if isinstance(exc, KeyboardInterrupt) else EXIT_SIGTERM
+    if isinstance(exc, KeyboardInterrupt):
+        return EXIT_SIGINT
+    return exit_code_for(exc.signum) if hasattr(exc, "signum") else EXIT_SIGTERM
 
 
 def execute(values: dict[str, Any]) -> int:

@@ -6,7 +6,30 @@ from __future__ import annotations
 import sys
 
 
+def _stop_quietly(signum: int, frame: object) -> None:
+    import os
+
+    os.write(2, b"precisionlint: error: interrupted\n" if signum == 2 else b"precisionlint: error: terminated\n")
+    os._exit(128 + signum)
+
+
+def _quiet_until_installed() -> None:
+    """Until the run installs its own handlers (precisionlint.interrupts), a Ctrl-C ends the process with one
+    line and exit 130, not a traceback from whatever module was being imported at that moment."""
+    import signal
+
+    for signum in (signal.SIGINT, getattr(signal, "SIGHUP", None), getattr(signal, "SIGQUIT", None)):
+        if signum is None:
+            continue
+        try:
+            if signal.getsignal(signum) in (signal.default_int_handler, signal.SIG_DFL):
+                signal.signal(signum, _stop_quietly)
+        except (ValueError, OSError):  # not the main thread, or not this platform's signal
+            pass
+
+
 def main() -> None:
+    _quiet_until_installed()
     argv = sys.argv[1:]
     if argv[:1] == ["check"]:
         from precisionlint import check_command

@@ -27,7 +27,12 @@ EXIT_SIGTERM = 128 + 15
 
 
 class Terminated(BaseException):  # noqa: N818 - named like KeyboardInterrupt, its SIGTERM counterpart
-    """SIGTERM arrived. A BaseException, as KeyboardInterrupt is, so that no `except Exception` swallows it."""
+    """SIGTERM (or SIGHUP, SIGQUIT) arrived. A BaseException, as KeyboardInterrupt is, so that no `except
+    Exception` swallows it. `signum` says which."""
+
+    def __init__(self, signum: int = signal.SIGTERM) -> None:
+        super().__init__(signum)
+        self.signum = signum
 
 
 class _State:
@@ -52,11 +57,18 @@ def _handle(signum: int, frame: object) -> None:
 def _raise(signum: int) -> None:
     if signum == signal.SIGINT:
         raise KeyboardInterrupt
-    raise Terminated
+    raise Terminated(signum)
 
 
 def exit_code_for(signum: int) -> int:
-    return EXIT_SIGINT if signum == signal.SIGINT else EXIT_SIGTERM
+    """128 + the signal's number, as a shell reports a process the signal killed (130, 143, 129 for SIGHUP)."""
+    return 128 + int(signum)
+
+
+# The signals that end a run: Ctrl-C, kill, a closed terminal (SIGHUP), Ctrl-\ (SIGQUIT, which would also dump
+# core). Each is held back during a write like the others, so none leaves a temporary file or a half-written one.
+_STOPPING = tuple(getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP", "SIGQUIT")
+                  if hasattr(signal, name))
 
 
 def install() -> None:
@@ -67,7 +79,7 @@ def install() -> None:
         return
     _State.received = 0  # a new run (a host may run several in one process)
     _State.pending = None
-    for signum in (signal.SIGINT, signal.SIGTERM):
+    for signum in _STOPPING:
         try:
             if signal.getsignal(signum) == signal.SIG_IGN:
                 continue
@@ -78,8 +90,8 @@ def install() -> None:
 
 @contextmanager
 def deferred() -> Iterator[None]:
-    """Hold SIGINT and SIGTERM back for the duration of the block (a file write that must complete or be
-    undone); the held signal is raised when the block ends."""
+    """Hold SIGINT, SIGTERM, SIGHUP and SIGQUIT back for the duration of the block (a file write that must
+    complete or be undone); the held signal is raised when the block ends."""
     _State.depth += 1
     try:
         yield
@@ -129,8 +141,10 @@ def before_fork() -> None:
 
 
 def die_with_parent() -> None:
-    """In a worker: ignore SIGINT (the parent handles it), and end when the parent ends, however it ends."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    """In a worker: ignore SIGINT, SIGHUP and SIGQUIT (a terminal sends them to the whole group; the parent
+    handles them), and end when the parent ends, however it ends."""
+    for signum in _STOPPING:
+        signal.signal(signum, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     parent = _PARENT["pid"] or os.getppid()
     if not _kernel_kills_orphan():

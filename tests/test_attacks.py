@@ -470,3 +470,29 @@ def test_module_names_rebound_before_every_step_are_analysed_in_linear_time() ->
     result = check_bytes("train.py", text.encode(), "python", options)
     assert not [f for f in result.findings if f.code in ("PL003", "PL009")], result.findings[:2]
     assert time.process_time() - began < 5.0
+
+
+# --- 15: signals at start-up, and the signals a terminal sends --------------------------------------------
+
+
+@pytest.mark.parametrize("signame", ["SIGINT", "SIGHUP", "SIGQUIT"])
+def test_a_signal_during_start_up_is_one_line_not_a_traceback(tmp_path: Path, signame: str) -> None:
+    import signal
+    import time
+
+    signum = getattr(signal, signame)
+    (tmp_path / "train.toml").write_bytes(TOML)
+    # while the interpreter imports precisionlint's modules
+    for delay in (0.02, 0.04, 0.06, 0.08, 0.10, 0.12, 0.14, 0.16, 0.18):
+        process = subprocess.Popen([sys.executable, "-m", "precisionlint", "check", "--no-cache", "."],
+                                   cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        time.sleep(delay)
+        process.send_signal(signum)
+        _, err = process.communicate(timeout=60)
+        if b"init_import_site" in err or b"Could not import runpy" in err:
+            continue  # before any of precisionlint ran: Python's own start-up reported it
+        assert b"Traceback" not in err, (delay, err.decode())
+        if process.returncode not in (0, 1) and err:
+            assert process.returncode == 128 + signum, (delay, err.decode())
+            assert err.decode().strip().splitlines()[-1] in ("precisionlint: error: interrupted",
+                                                             "precisionlint: error: terminated")

@@ -177,14 +177,15 @@ def check_outcome(code: int, err: str, signum: int) -> None:
     assert "Traceback" not in err, err
     if code in (0, 1):
         return  # the run had finished before the signal
-    expected = 130 if signum == signal.SIGINT else 143
+    expected = 128 + signum  # 130, 143, 129 (SIGHUP), 131 (SIGQUIT): as a shell reports a process killed by it
     assert code == expected, (code, err)
     assert err.strip().splitlines()[-1] == ("precisionlint: error: interrupted" if signum == signal.SIGINT
                                              else "precisionlint: error: terminated"), err
 
 
 @needs_proc
-@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT],
+                         ids=["SIGINT", "SIGTERM", "SIGHUP", "SIGQUIT"])
 def test_signal_during_fix_leaves_every_file_original_or_fixed(
     tmp_path: Path, reference: tuple[dict[str, bytes], dict[str, bytes]], signum: int
 ) -> None:
