@@ -293,6 +293,10 @@ def internal_error(exc: BaseException) -> None:
         traceback.print_exc()
     from precisionlint.streams import write_error
 
+    if isinstance(exc, MemoryError):  # a memory limit (ulimit -v, a container's), not a bug
+        write_error("precisionlint: error: out of memory: this run needs more memory than the process may use "
+                    "(a memory limit such as `ulimit -v`?); check fewer files at a time or allow more memory\n")
+        return
     detail = " ".join(str(exc).split())[:300]
     write_error(
         f"precisionlint: internal error: {type(exc).__name__}: {detail}. This is a bug in precisionlint; "

@@ -747,6 +747,10 @@ def _unread(document: Document) -> bool:
 def _internal(path: str, where: str, exc: BaseException) -> Finding:
     import traceback
 
+    if isinstance(exc, MemoryError):  # a memory limit on the process (ulimit -v), not a bug
+        return _engine_finding(LIMIT_EXCEEDED, path, f"ran out of memory in {where} (a memory limit on the "
+                               "process, such as `ulimit -v`?); not checked")
+
     frame = traceback.extract_tb(exc.__traceback__)[-1] if exc.__traceback__ else None
     location = f" at {os.path.basename(frame.filename)}:{frame.lineno}" if frame else ""
     detail = " ".join(str(exc).split())

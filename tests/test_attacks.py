@@ -496,3 +496,4 @@ def test_a_signal_during_start_up_is_one_line_not_a_traceback(tmp_path: Path, si
             assert process.returncode == 128 + signum, (delay, err.decode())
             assert err.decode().strip().splitlines()[-1] in ("precisionlint: error: interrupted",
                                                              "precisionlint: error: terminated")
+
