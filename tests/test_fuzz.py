@@ -266,6 +266,7 @@ def assert_fix_sane(fmt: str, data: bytes) -> None:
     from precisionlint.fix import check_text, fix_text
     from precisionlint.fix_write import WriteRefused, encode_fixed
 
+    WRITER_COUNTS["fix"][0] += 1
     try:
         text = decode_source(data, f"fuzz.{fmt}", fmt)  # type: ignore[arg-type]
     except SourceError:
@@ -283,6 +284,7 @@ def assert_fix_sane(fmt: str, data: bytes) -> None:
     except WriteRefused:  # refused before writing: nothing is corrupted (it must stay rare)
         return
     assert decode_source(written, f"fuzz.{fmt}", fmt) == result.new_text  # type: ignore[arg-type]
+    WRITER_COUNTS["fix"][1] += 1
 
 
 def _fixable_seeds() -> dict[str, list[bytes]]:
@@ -335,3 +337,127 @@ def lightly_mutated(draw: st.DrawFn) -> tuple[str, bytes]:
 @given(st.one_of(lightly_mutated(), mutated()))
 def test_mutated_seeds_through_the_fix_path(case: tuple[str, bytes]) -> None:
     assert_fix_sane(*case)
+
+
+# --- the other writers: --add-noqa and advise --write, through the real writer on real files --------------------
+
+# How many inputs each writer's fuzzing saw, how many files it changed, and how many it broke (must stay 0).
+# PRECISIONLINT_FUZZ_EXAMPLES=N with -s prints them (the counts in the closing notes come from there).
+WRITER_COUNTS: dict[str, list[int]] = {"fix": [0, 0, 0], "add-noqa": [0, 0, 0], "advise --write": [0, 0, 0]}
+
+
+def _count(writer: str, changed: bool, broken: bool = False) -> None:
+    counts = WRITER_COUNTS[writer]
+    counts[0] += 1
+    counts[1] += changed
+    counts[2] += broken
+
+
+def teardown_module() -> None:
+    if _SCALE:
+        for writer, (inputs, changed, broken) in WRITER_COUNTS.items():
+            print(f"\n{writer}: {inputs} inputs, {changed} files changed, {broken} broken")
+
+
+def assert_add_noqa_sane(fmt: str, data: bytes, folder: Path) -> None:
+    """--add-noqa on a mutated file, written by the real writer: the file still means what it meant (same data,
+    same AST), its bytes read back as the text the directives were added to, in the file's own encoding."""
+    from precisionlint.engine import SourceFile
+    from precisionlint.fix import check_text
+    from precisionlint.suppress import _meaning, add_noqa
+
+    if fmt not in ("toml", "yaml", "python"):
+        return
+    try:
+        text = decode_source(data, f"fuzz.{fmt}", fmt)  # type: ignore[arg-type]
+    except SourceError:
+        return
+    path = folder / f"fuzz.{fmt}"
+    path.write_bytes(data)
+    source = SourceFile(str(path), str(path), fmt)  # type: ignore[arg-type]
+    findings = check_text(str(path), text, fmt, OPTIONS).findings  # type: ignore[arg-type]
+    added, problems = add_noqa(findings, [(None, [source])])
+    after = path.read_bytes()
+    changed = after != data
+    broken = False
+    if changed:
+        new_text = decode_source(after, str(path), fmt)  # type: ignore[arg-type]
+        broken = _meaning(new_text, fmt) != _meaning(text, fmt) or after.startswith(b"\xef\xbb\xbf") != data.startswith(
+            b"\xef\xbb\xbf") or "\r\n" in text and new_text.count("\r\n") != text.count("\r\n")
+    _count("add-noqa", changed, broken)
+    assert not broken, (data, after)
+    assert added or not changed
+
+
+# A script in latin-1 under its coding declaration, with findings on lines around its non-ASCII text.
+LATIN1_SCRIPT = (b"# -*- coding: latin-1 -*-\nimport torch\nname = 'Jos\xe9'\nmodel = torch.nn.Linear(2, 2).half()\n"
+                 b"opt = torch.optim.Adam(model.parameters())\nfor x in range(3):\n"
+                 b"    with torch.autocast('cuda', dtype=torch.float16):  # \xe9t\xe9\n        loss = model(x)\n"
+                 b"    loss.backward()\n    opt.step()\n")
+
+
+@st.composite
+def latin1_mutated(draw: st.DrawFn) -> tuple[str, bytes]:
+    data = bytearray(LATIN1_SCRIPT)
+    for _ in range(draw(st.integers(0, 2))):
+        pos = draw(st.integers(len(b"# -*- coding: latin-1 -*-\n"), len(data)))
+        data[pos:pos] = draw(st.sampled_from([b"\xe9", b" ", b"\r\n", b"# \xe0\n", b"\n"]))
+    return "python", bytes(data)
+
+
+@settings(max_examples=_SCALE or 60, deadline=None, suppress_health_check=list(HealthCheck), derandomize=not _SCALE)
+@given(st.one_of(lightly_mutated(), mutated(), latin1_mutated()))
+def test_mutated_seeds_through_add_noqa(case: tuple[str, bytes]) -> None:
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as folder:
+        assert_add_noqa_sane(case[0], case[1], Path(folder))
+
+
+ADVICE = [{"precision": "bf16-mixed"}, {"precision": "16-mixed", "tf32": True}, {"precision": None},
+          {"tf32_matmul_precision": "high"}, {"bf16": True, "fp16": False}]
+
+
+def assert_advise_write_sane(fmt: str, data: bytes, changes: dict[str, object], folder: Path) -> None:
+    """advise --write's change, written by the real writer: refused with ValueError, or every requested value
+    reads back from the written file and nothing else in it changed (the fixer's verification)."""
+    from precisionlint.fix_write import WriteRefused, rewrite
+    from precisionlint.setting_changes import plan_setting_changes
+
+    if fmt not in ("toml", "yaml", "json"):
+        return
+    path = folder / f"config.{fmt}"
+    path.write_bytes(data)
+    try:
+        old, new = plan_setting_changes(str(path), changes, data)
+    except ValueError:
+        _count("advise --write", False)
+        return
+    if new != old:
+        try:
+            rewrite(str(path), data, new, fmt)
+        except WriteRefused:
+            pass
+    after = path.read_bytes()
+    broken = False
+    if after != data:
+        text = decode_source(after, str(path), fmt)  # type: ignore[arg-type]
+        document = load_document(str(path), text, fmt)  # type: ignore[arg-type]
+        for name, value in changes.items():
+            values = [s.value for s in document.settings_named(name)]
+            if value is None:
+                broken = broken or bool(values)
+            elif values and any(v != value for v in values):
+                broken = True
+        broken = broken or after.startswith(b"\xef\xbb\xbf") != data.startswith(b"\xef\xbb\xbf")
+    _count("advise --write", after != data, broken)
+    assert not broken, (data, changes, after)
+
+
+@settings(max_examples=_SCALE or 60, deadline=None, suppress_health_check=list(HealthCheck), derandomize=not _SCALE)
+@given(st.one_of(lightly_mutated(), mutated()), st.sampled_from(ADVICE))
+def test_mutated_seeds_through_advise_write(case: tuple[str, bytes], changes: dict[str, object]) -> None:
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as folder:
+        assert_advise_write_sane(case[0], case[1], changes, Path(folder))
