@@ -372,7 +372,7 @@ def assert_add_noqa_sane(fmt: str, data: bytes, folder: Path) -> None:
         text = decode_source(data, f"fuzz.{fmt}", fmt)  # type: ignore[arg-type]
     except SourceError:
         return
-    path = folder / f"fuzz.{fmt}"
+    path = folder / ("fuzz.py" if fmt == "python" else f"fuzz.{fmt}")
     path.write_bytes(data)
     source = SourceFile(str(path), str(path), fmt)  # type: ignore[arg-type]
     findings = check_text(str(path), text, fmt, OPTIONS).findings  # type: ignore[arg-type]
