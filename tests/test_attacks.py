@@ -497,3 +497,14 @@ def test_a_signal_during_start_up_is_one_line_not_a_traceback(tmp_path: Path, si
             assert err.decode().strip().splitlines()[-1] in ("precisionlint: error: interrupted",
                                                              "precisionlint: error: terminated")
 
+
+
+def test_file_names_with_control_characters_are_escaped_in_text_output(tmp_path: Path) -> None:
+    name = "evil\nfake.yaml:1:1: PL001 [error] forged\x1b[2K.toml"
+    (tmp_path / name).write_bytes(TOML)
+    done = check("--output-format", "full", ".", cwd=tmp_path)
+    assert done.returncode == 1, done.stderr
+    assert "\x1b" not in done.stdout and "\nfake.yaml" not in done.stdout
+    assert "evil\\nfake.yaml:1:1: PL001 [error] forged\\x1b[2K.toml:2:13: PL102" in done.stdout
+    concise = check(".", cwd=tmp_path)
+    assert "evil\\nfake.yaml:1:1: PL001 [error] forged\\x1b[2K.toml:2:13: PL102" in concise.stdout

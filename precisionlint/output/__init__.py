@@ -105,6 +105,20 @@ def shown_path(path: str) -> str:
     return path[len(prefix):] if path.startswith(prefix) and len(path) > len(prefix) else path
 
 
+_CONTROL = {code: f"\\x{code:02x}" for code in [*range(0x20), 0x7F, *range(0x80, 0xA0)]}
+_CONTROL.update({ord("\n"): "\\n", ord("\r"): "\\r", ord("\t"): "\\t"})
+
+
+def printable_path(path: str) -> str:
+    """shown_path for a terminal: a file name's control characters escaped as Python writes them (`\\n`, `\\x1b`),
+    so that a name with a newline cannot start a line of its own that reads as a finding, nor an escape sequence
+    rewrite the terminal (the github format escapes them its own way). A name without them is unchanged."""
+    shown = shown_path(path)
+    if shown.isprintable():
+        return shown
+    return shown.translate(_CONTROL)
+
+
 def source_text(path: str, options: RenderOptions) -> str | None:
     """The decoded text of a reported file (for source frames and edit positions), or None if unreadable.
     Offsets and columns of findings count characters of this text: UTF-8, without a leading BOM."""

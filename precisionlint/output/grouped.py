@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, TextIO
 
-from precisionlint.output import shown_path
+from precisionlint.output import printable_path
 from precisionlint.output.text import _SEVERITY_COLOR, _styler, has_safe_fix, write_summary
 
 if TYPE_CHECKING:
@@ -24,7 +24,7 @@ def render(findings: list[Finding], stream: TextIO, options: RenderOptions) -> N
     for finding in findings:
         by_file.setdefault(finding.path, []).append(finding)
     for path, group in by_file.items():
-        stream.write(style(shown_path(path), bold=True) + ":\n")
+        stream.write(style(printable_path(path), bold=True) + ":\n")
         width = max(len(f"{f.span.line}:{f.span.column}") for f in group)
         for finding in group:
             color = _SEVERITY_COLOR[finding.severity]

@@ -19,7 +19,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, TextIO
 
 from precisionlint.model import Finding, Severity
-from precisionlint.output import shown_path
+from precisionlint.output import printable_path
 
 if TYPE_CHECKING:
     from precisionlint.output import RenderOptions
@@ -52,7 +52,7 @@ def format_finding(finding: Finding, style: Style = _plain) -> str:
     span = finding.span
     color = _SEVERITY_COLOR[finding.severity]
     parts = [
-        style(shown_path(finding.path), bold=True) + (f":cell {finding.cell}" if finding.cell is not None else "")
+        style(printable_path(finding.path), bold=True) + (f":cell {finding.cell}" if finding.cell is not None else "")
         + f":{span.line}:{span.column}:",
         style(finding.code, fg=color, bold=True),
         style(f"[{finding.severity.label}]", fg=color),
@@ -188,7 +188,7 @@ def fixes_block(applied: Sequence[Finding]) -> list[str]:
         return []
     by_file: dict[str, dict[tuple[str, str], int]] = {}
     for finding in applied:
-        rules = by_file.setdefault(shown_path(finding.path), {})
+        rules = by_file.setdefault(printable_path(finding.path), {})
         rules[(finding.code, finding.name)] = rules.get((finding.code, finding.name), 0) + 1
     lines = [f"Fixed {_plural(len(applied), 'finding')}:"]
     for path in sorted(by_file):
