@@ -508,3 +508,16 @@ def test_file_names_with_control_characters_are_escaped_in_text_output(tmp_path:
     assert "evil\\nfake.yaml:1:1: PL001 [error] forged\\x1b[2K.toml:2:13: PL102" in done.stdout
     concise = check(".", cwd=tmp_path)
     assert "evil\\nfake.yaml:1:1: PL001 [error] forged\\x1b[2K.toml:2:13: PL102" in concise.stdout
+
+
+def test_json_fix_locations_count_lone_cr_lines_as_the_findings_do(tmp_path: Path) -> None:
+    import json
+
+    (tmp_path / "train.py").write_bytes(b"import torch\rx = 1\r\rwith torch.cuda.amp.autocast():\r    y = 1\r")
+    (tmp_path / "cli.yaml").write_bytes(
+        b"a: 1\r\rtrainer:\r  precision: 16\r  _target_: lightning.pytorch.Trainer\r")
+    done = check("--unsafe-fixes", "--output-format", "json", ".", cwd=tmp_path)
+    findings = json.loads(done.stdout)
+    assert {f["path"] for f in findings} == {"train.py", "cli.yaml"}
+    for finding in findings:
+        assert [e["location"]["line"] for e in finding["fix"]["edits"]][0] == finding["line"], finding

@@ -32,8 +32,24 @@ if TYPE_CHECKING:
 SCHEMA_VERSION = 1
 
 
-def finding_objects(findings: list[Finding], options: RenderOptions) -> list[dict[str, Any]]:
+def _starts_as_findings_count(path: str, text: str | None) -> list[int] | None:
+    """Line starts counted as the file's findings count them: Python's tokenizer and YAML 1.2 end a line at a
+    lone CR too, so an edit's location names the same line as its finding in a file with old Mac line endings."""
     from precisionlint.model import line_starts
+
+    if text is None:
+        return None
+    if "\r" in text:
+        from precisionlint.sources import format_of
+
+        if format_of(path) in ("python", "yaml"):
+            from precisionlint.sources.positions import universal_line_starts
+
+            return universal_line_starts(text)
+    return line_starts(text)
+
+
+def finding_objects(findings: list[Finding], options: RenderOptions) -> list[dict[str, Any]]:
     from precisionlint.output import position, source_text
 
     starts_by_path: dict[str, list[int] | None] = {}
@@ -44,7 +60,7 @@ def finding_objects(findings: list[Finding], options: RenderOptions) -> list[dic
         if fix and fix.get("edits"):
             if finding.path not in starts_by_path:
                 text = source_text(finding.path, options)
-                starts_by_path[finding.path] = line_starts(text) if text is not None else None
+                starts_by_path[finding.path] = _starts_as_findings_count(finding.path, text)
             starts = starts_by_path[finding.path]
             for edit in fix["edits"]:
                 if starts is None:
