@@ -85,6 +85,8 @@ def reached_kind(finding: dict) -> str | None:
     from precisionlint.values.candidate import WHERE
 
     related = finding.get("related") or []
+    if any(str(r.get("message", "")) == SCALED_BY_FRAMEWORK for r in related):
+        return "framework backward"  # clip-before-unscale after accelerator.backward / fabric.backward
     if not any(str(r.get("message", "")).startswith(READ_BY) for r in related):
         return None
     message = str(finding.get("message", ""))
@@ -95,6 +97,7 @@ def reached_kind(finding: dict) -> str | None:
 
 
 READ_BY = "read by `"  # how precisionlint.values.settings names the framework call that reads a reached value
+SCALED_BY_FRAMEWORK = "the framework's scaled backward"  # clip-before-unscale's related location
 
 
 def main() -> int:

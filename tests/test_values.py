@@ -154,3 +154,31 @@ def test_options_through_the_scripts_own_parse_args_helper() -> None:
         ("fp16", "argparse default"), ("no", "argparse choice"), ("fp16", "argparse choice"),
         ("bf16", "argparse choice")]
     assert found.complete
+
+
+def test_the_ecosystem_report_counts_findings_reached_through_a_value(tmp_path: Path) -> None:
+    root = Path(__file__).resolve().parent.parent
+    repo = tmp_path / "eco" / "owner__repo"
+    repo.mkdir(parents=True)
+    (repo / "train.py").write_text(textwrap.dedent("""\
+        import argparse
+        import torch
+        from accelerate import Accelerator
+        from lightning import Trainer
+        parser = argparse.ArgumentParser()
+        parser.add_argument("--precision", default="16")
+        args = parser.parse_args()
+        trainer = Trainer(precision=args.precision)
+        accelerator = Accelerator(mixed_precision="fp16")
+        for batch in []:
+            accelerator.backward(batch)
+            torch.nn.utils.clip_grad_norm_([], 1.0)
+        """))
+    wrapper = tmp_path / "precisionlint"
+    wrapper.write_text(f'#!/bin/sh\nPYTHONPATH="{root}" exec "{sys.executable}" -m precisionlint "$@"\n')
+    wrapper.chmod(0o755)
+    result = subprocess.run([sys.executable, str(root / "benchmarks" / "ecosystem.py"), str(tmp_path / "eco"),
+                             "--precisionlint", str(wrapper), "--no-cache"], capture_output=True, text=True)
+    assert result.returncode == 0, result.stdout + result.stderr
+    counts = result.stdout.split("Findings reached through a value (2), by kind:")[1].split("\n\n")[0]
+    assert sorted(line.split()[0] for line in counts.strip().splitlines()) == ["argparse", "framework"]
