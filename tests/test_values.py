@@ -182,3 +182,30 @@ def test_the_ecosystem_report_counts_findings_reached_through_a_value(tmp_path: 
     assert result.returncode == 0, result.stdout + result.stderr
     counts = result.stdout.split("Findings reached through a value (2), by kind:")[1].split("\n\n")[0]
     assert sorted(line.split()[0] for line in counts.strip().splitlines()) == ["argparse", "framework"]
+
+
+def test_a_config_reader_hands_in_the_key_of_a_loaded_file() -> None:
+    """The API a reader of config files uses: a candidate with `path`, `key_path` and `span`, no node."""
+    from precisionlint.model import Span
+    from precisionlint.values.candidate import CONFIG_KEY, Candidate
+    from precisionlint.values.settings import reached_settings
+
+    text = textwrap.dedent("""\
+        import yaml
+        from lightning import Trainer
+        cfg = yaml.safe_load(open("train.yaml"))
+        trainer = Trainer(precision=cfg["trainer"]["precision"])
+        """)
+    from precisionlint.frameworks.python_calls import python_settings
+
+    document = Document("train.py", text, "python", tree=ast.parse(text))
+    python_settings(document)
+    finder = document_finder(document)
+    assert finder is not None
+    key = Span(2, 14, 2, 16)
+    finder.config_readers.append(lambda expr, scope: Candidates(
+        (Candidate(16, None, CONFIG_KEY, (), True, "train.yaml", ("trainer", "precision"), key),), True))
+    (setting,) = reached_settings(document)
+    assert (setting.value, setting.span.line, setting.origin.every_path) == (16, 4, True)
+    assert setting.origin.note() == "a key of a config file (`trainer.precision` of train.yaml)"
+    assert (setting.origin.call.path, setting.origin.call.span) == ("train.yaml", key)

@@ -194,7 +194,7 @@ class CheckContext:
         if origin is not None:
             # A value reached through the script (reached_settings): say where it comes from and when; a value on
             # some paths only is at most a warning; the framework's call is a related location; no fix.
-            if origin.call.span != span:
+            if origin.call.path or origin.call.span != span:
                 message = f"{message} ({origin.note()})"
                 related = (*related, origin.call)
             elif origin.conditions:  # built at the call itself (`f"{bits}-mixed"`): only the condition is news

@@ -13,6 +13,11 @@ Findings are then reported where the value was written, with the framework's cal
     settings.py    framework settings reached through values: a Setting per candidate, with its Origin
 
 Unknown stays unknown: a candidate set says whether it is complete, and a rule that is unsure stays silent or
-lowers its severity. A candidate may also be a key of a config file the script loads (`path` and `key_path`
-set, `node` None), for readers of configs to hand in.
+lowers its severity.
+
+A candidate may also be a key of a config file the script loads: a reader of configs appends a function to
+`Finder.config_readers` (document_finder(document) gives the file's Finder); it is asked about a subscript or
+attribute the layer cannot resolve itself (`cfg["trainer"]["precision"]`, `cfg.trainer.precision`) and answers
+Candidates of kind CONFIG_KEY with `path`, `key_path` and `span` set and `node` None. Such a value is reported at
+the framework's keyword in the script, with the config file's key as the related location.
 """

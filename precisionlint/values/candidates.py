@@ -20,6 +20,7 @@ by the file's size times a constant.
 from __future__ import annotations
 
 import ast
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from precisionlint.script.positions import Positions
@@ -63,6 +64,10 @@ class Finder:
         self.document = document
         self.text = document.text
         self._positions: Positions | None = None
+        # Readers of config files the script loads (`cfg = yaml.safe_load(open("train.yaml"))` ...
+        # `cfg["train"]["precision"]`): each takes a subscript or attribute expression and its scope and answers
+        # its candidates (kind CONFIG_KEY, with `path`, `key_path` and `span`), or None when it does not know it.
+        self.config_readers: list[Callable[[ast.expr, Scope], Candidates | None]] = []
         self._memo: dict[tuple[int, int], Candidates] = {}
         self._declarations: Declarations | None = None
         self._calls: dict[str, list[tuple[ast.Call, Scope]]] | None = None
@@ -386,7 +391,8 @@ class Finder:
                         weakened = candidate.weakened(kind=ATTRIBUTE)
                         items.append(weakened._replace(conditions=(*shown, *weakened.conditions)))
             return Candidates(tuple(items), complete)
-        return option_candidates(self, base, expr.attr, scope, depth)
+        found = option_candidates(self, base, expr.attr, scope, depth)
+        return found if found.items or not self.config_readers else self._config(expr, scope)
 
     def _table(self, expr: ast.expr, scope: Scope, depth: int) -> tuple[ast.expr, Scope] | None:
         """The literal dict, list or tuple a name (assigned once) or the expression itself is."""
@@ -475,7 +481,15 @@ class Finder:
     def _subscript(self, expr: ast.Subscript, scope: Scope, depth: int) -> Candidates:
         if isinstance(expr.slice, ast.Slice):
             return NONE
-        return self._lookup(expr.value, expr.slice, scope, depth)
+        found = self._lookup(expr.value, expr.slice, scope, depth)
+        return found if found.items or not self.config_readers else self._config(expr, scope)
+
+    def _config(self, expr: ast.expr, scope: Scope) -> Candidates:
+        for reader in self.config_readers:
+            found = reader(expr, scope)
+            if found is not None:
+                return found
+        return NONE
 
     def _call(self, expr: ast.Call, scope: Scope, depth: int) -> Candidates:
         func = expr.func

@@ -38,6 +38,8 @@ class Origin(NamedTuple):
         """What a message appends: "(the default of a command-line option, when `--precision` is not given;
         read by `Trainer(precision=...)` at line 12)"."""
         when = f", when {' and '.join(self.conditions)}" if self.conditions else ""
+        if self.call.path:  # a value of another file: `call` is where it is written there
+            return f"{self.where}{when}"
         return f"{self.where}{when}; {self.call.message}"
 
 
@@ -94,7 +96,10 @@ def reached_settings(document: Document) -> list[Setting]:
         call_text = f"read by `{setting.key_path[0]}({setting.key_path[-1]}=...)` at line {setting.span.line}"
         related = Related(SAME_FILE, setting.span, call_text)
         for candidate in candidates.items:
-            if candidate.node is None or isinstance(candidate.value, Dtype):
+            if isinstance(candidate.value, Dtype) or (candidate.node is None and not candidate.path):
+                continue
+            if candidate.node is None:
+                found.append(_from_another_file(setting, candidate, sole, related, origins))
                 continue
             span = positions.span(candidate.node)
             key = (setting.framework, setting.name, span, repr(candidate.value))
@@ -131,3 +136,15 @@ def chosen_by_the_program_alone(setting: Setting) -> bool:
 
     origin = setting.origin
     return origin is None or origin.every_path or (origin.kind in DEFAULT_KINDS and len(origin.conditions) <= 1)
+
+
+def _from_another_file(setting: Setting, candidate: Any, sole: bool, related: Related,
+                       origins: dict[Span, Origin]) -> Setting:
+    """A value written in a config file the script loads: reported at the framework's keyword in the script,
+    with the config file's key as the related location."""
+    where = f"`{'.'.join(candidate.key_path)}` of {candidate.path}" if candidate.key_path else candidate.path
+    origin = Origin(candidate.kind, f"{candidate.where} ({where})", candidate.conditions,
+                    sole and candidate.every_path, Related(candidate.path, candidate.span or setting.span,
+                                                           f"the value {candidate.value!r} is written here"))
+    origins.setdefault(setting.span, origin)
+    return setting._replace(value=candidate.value, entry=None, origin=origin)
