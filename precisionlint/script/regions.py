@@ -129,6 +129,13 @@ class RegionFinder:
         if finder is None:
             return None, possible
         found = finder.candidates(expr, scope)
+        from precisionlint.values.candidate import ARGUMENT, PARAMETER
+
+        if any(c.kind in (PARAMETER, ARGUMENT) for c in found.items):
+            # a parameter's default or a caller's argument: the dtype a library helper's caller picks
+            # (flash-attention's benchmark_forward_backward(amp_dtype=torch.float16) times a backward, it trains
+            # nothing): not a dtype this file runs
+            return None, possible
         dtypes = frozenset(c.value.name for c in found.items if isinstance(c.value, Dtype))
         if found.complete and found.items and len(dtypes) == len({c.value for c in found.items}):
             # every way of choosing the dtype is known: exactly these (a table's entries that an option's
