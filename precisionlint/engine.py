@@ -672,6 +672,13 @@ def _check_bytes(display: str, data: bytes, fmt: Format, options: EngineOptions)
         return FileResult(display, [_internal(display, "loader", exc)], internal_error=True)
     except Exception as exc:  # a bug in a loader must not stop the run
         return FileResult(display, [_internal(display, "loader", exc)], internal_error=True)
+    if fmt in ("yaml", "json", "toml"):
+        try:
+            from precisionlint.project.config_readers import attribute_by_readers
+
+            attribute_by_readers(document)  # the scripts that load it name its reader
+        except (RecursionError, MemoryError):
+            pass  # a script too deep to read: its reads stay unknown, the keys still attribute the config
     return run_rules(document, options)
 
 
@@ -727,6 +734,10 @@ def run_rules(document: Document, options: EngineOptions) -> FileResult:
     except Exception as exc:
         findings.append(_internal(document.path, "suppressions", exc))
         internal = True
+    readers = document.__dict__.get("reader_related")
+    if readers:  # a config value a script hands to a framework: the call that reads it, beside the finding
+        findings = [f._replace(related=(*f.related, readers[f.span])) if f.span in readers else f
+                    for f in findings]
     remap = document.__dict__.get("remap_findings")
     if remap is not None:  # a notebook: lines of the joined cells become lines of each cell
         findings = remap(findings)

@@ -35,7 +35,7 @@ __all__ = [
     "LIGHTNING_PRECISION", "LIGHTNING_TRAINER_ROWS", "Mode", "Row", "Section", "TF32_MATMUL_PRECISION",
     "TRAINER_CONFIG_ROWS", "Vocabulary", "attribute", "config_settings", "dotted_name", "framework",
     "import_aliases", "lightning_canonical", "literal_value", "precision_mode", "python_settings", "sections",
-    "setting_vocabulary", "title", "vocabulary",
+    "section_settings", "setting_vocabulary", "title", "vocabulary",
 ]
 
 # The names the rest of precisionlint has always imported from here.
@@ -93,45 +93,52 @@ def config_settings(document: Document, root: Any) -> list[Setting]:
     settings: list[Setting] = []
     facts = Facts(document.path, document.text, document.format)
     for section in attribute(root, facts):
-        for row in section.rows:
-            node = section.node
-            entry = None
-            for key in row.path:
-                entry = node.get(key) if node.kind == "map" else None
-                if entry is None:
-                    break
-                node = entry.value
+        settings.extend(section_settings(document, section))
+    return settings
+
+
+def section_settings(document: Document, section: Section) -> list[Setting]:
+    """The canonical settings of one attributed section of a config tree (its rows that are written there)."""
+    settings: list[Setting] = []
+    for row in section.rows:
+        node = section.node
+        entry = None
+        for key in row.path:
+            entry = node.get(key) if node.kind == "map" else None
             if entry is None:
-                continue
-            value_node = entry.value
-            value: Any
-            if value_node.kind != "scalar":
-                if row.summary is not None:
-                    value = row.summary(value_node)
-                    if value is None:
-                        continue
-                elif row.name != "deepspeed":
+                break
+            node = entry.value
+        if entry is None:
+            continue
+        value_node = entry.value
+        value: Any
+        if value_node.kind != "scalar":
+            if row.summary is not None:
+                value = row.summary(value_node)
+                if value is None:
                     continue
-                else:
-                    value = "<inline>"
+            elif row.name != "deepspeed":
+                continue
             else:
-                value = value_node.value
-                if _unresolved_in_config(document.text, value_node.start, value):
-                    value = UNRESOLVED
-            settings.append(
-                Setting(
-                    name=row.name,
-                    value=value,
-                    framework=row.framework,
-                    scope=section.scope,
-                    key_path=(*section.path, *row.path),
-                    span=document.span_of(value_node.start, max(value_node.end, value_node.start + 1)),
-                    key_span=document.span_of(entry.key_start, max(entry.key_end, entry.key_start + 1)),
-                    value_offsets=(value_node.start, value_node.end),
-                    entry=entry.removal,
-                    format=document.format,
-                    confidence=section.confidence,
-                    evidence=section.evidence,
-                )
+                value = "<inline>"
+        else:
+            value = value_node.value
+            if _unresolved_in_config(document.text, value_node.start, value):
+                value = UNRESOLVED
+        settings.append(
+            Setting(
+                name=row.name,
+                value=value,
+                framework=row.framework,
+                scope=section.scope,
+                key_path=(*section.path, *row.path),
+                span=document.span_of(value_node.start, max(value_node.end, value_node.start + 1)),
+                key_span=document.span_of(entry.key_start, max(entry.key_end, entry.key_start + 1)),
+                value_offsets=(value_node.start, value_node.end),
+                entry=entry.removal,
+                format=document.format,
+                confidence=section.confidence,
+                evidence=section.evidence,
             )
+        )
     return settings

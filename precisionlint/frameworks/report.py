@@ -41,6 +41,9 @@ def show(paths: Sequence[str], root: Any, exclude: Sequence[str], respect_gitign
         except (SourceError, LimitError) as exc:
             stream.write(f"{source.display}: not parsed ({exc})\n")
             continue
+        from precisionlint.project.config_readers import attribute_by_readers
+
+        attribute_by_readers(document)  # the scripts that load it name its reader
         _write_document(document, stream)
     return status
 

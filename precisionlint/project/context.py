@@ -11,10 +11,11 @@ folder (links resolve from it) and on the files it names. The key names exactly 
   computed once, so that a changed DeepSpeed JSON is never answered from the cache. That is every config,
   launcher and notebook, and a script whose text says `deepspeed` in any case, or `initialize` and `autocast`
   with a `ds` or `DeepSpeed` alias (the rules that follow a script's links look no further without them). A
-  launcher also reads the scripts it starts, so its key names every Python file and notebook of the run as
-  well (a script's own key does not: an edited script leaves the cached results of the other scripts valid).
+  launcher also reads the scripts it starts, and a config's reader is the script that loads it
+  (project.config_readers), so their keys name every Python file and notebook of the run as well (a script's
+  own key does not: an edited script leaves the cached results of the other scripts valid).
 
-Without a project-aware rule selected there is no key, and nothing here runs.
+Without a project-aware or settings rule selected there is no key, and nothing here runs.
 """
 
 from __future__ import annotations
@@ -83,7 +84,7 @@ class ProjectContext:
             return key
         folder = os.path.dirname(os.path.abspath(source.fs_path))
         key = f"{key}|{folder}|{self._signature('configs', _LINKABLE)}"
-        if source.format == "shell":
+        if source.format in ("shell", "json", "yaml", "toml"):  # a config's reader is the script that loads it
             key += f"|{self._signature('scripts', _SCRIPTS)}"
         return key
 
@@ -117,7 +118,8 @@ def names_other_files(fmt: str, data: bytes) -> bool:
 
 
 def context_function(sources: Sequence[SourceFile], rules: Sequence[Rule]) -> ProjectContext | None:
-    if not any(rule.needs_project for rule in rules):
+    # Every settings rule too: a config's settings follow the scripts that load it (project.config_readers).
+    if not any(rule.needs_project or rule.target == "settings" for rule in rules):
         return None
     return ProjectContext(sources)
 

@@ -1,0 +1,477 @@
+"""Who reads a config: the project's scripts that load it and hand a section of it to a framework call.
+
+A config's reader is guessed from its keys unless code of the project says who reads it. This module reads the
+project's Python files (through `ast`, never executed) for the loads of a config file whose path it can resolve
+and for what each load hands on:
+
+- `yaml.safe_load(open("configs/train.yaml"))`, `yaml.load(f, ...)` with `with open(PATH) as f`, `json.load`,
+  `OmegaConf.load(PATH)`; PATH a literal, a name bound once to one, `os.path.join` / `Path(...) / ...` of them,
+  or an argparse option's default (`parser.add_argument("--config", default="configs/train.yaml")`, read as
+  `args.config`);
+- Hydra's `@hydra.main(config_path=..., config_name=...)`: the decorated function's parameter is the config;
+- `HfArgumentParser((..., TrainingArguments)).parse_yaml_file(PATH)` / `parse_json_file(PATH)`: the whole file
+  is TrainingArguments';
+
+then, in the same function (or module), a framework call of frameworks.python_calls.CALLS that takes a section
+as its keyword arguments (`Trainer(**cfg["trainer"])`, `Trainer(**cfg.trainer)`, `TrainingArguments(**cfg)`)
+or one key of it (`Trainer(precision=cfg["train"]["precision"])`), directly or through a name bound to the
+section (`tcfg = cfg["trainer"]`). Such a section's reader is certain. A key the script writes before the call
+(`cfg["trainer"]["precision"] = args.precision`) is not what the framework reads: it is left out.
+
+A path relative to the script resolves from the script's folder, then the project root (the working directory a
+launcher at the root gives), as project.Project.resolve does.
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+from typing import TYPE_CHECKING, NamedTuple
+
+if TYPE_CHECKING:
+    from precisionlint.model import Document
+    from precisionlint.project import Project
+
+
+class Read(NamedTuple):
+    """One section of a config handed to a framework call by a script."""
+
+    config: str  # the real path of the config file
+    section: tuple[str, ...]  # the keys leading to the section read, outermost first (() the whole file)
+    keys: tuple[tuple[str, str], ...] | None  # (config key, canonical setting) read one by one; None: all of it
+    framework: str  # "lightning", "hf", ...
+    target: str  # the call, as the script's imports name it: "lightning.Trainer"
+    script: str  # the script's path as findings show paths
+    line: int  # the line of the framework call
+    overridden: frozenset[str] = frozenset()  # keys of the section the script writes before the call
+
+    def evidence(self) -> str:
+        return f"read by {self.script}:{self.line} into {self.target}"
+
+
+# Words one of the loads above needs in a script's text: a script without any is not parsed.
+LOAD_WORDS = ("safe_load", "yaml.load", "full_load", "json.load", "OmegaConf.load", "hydra.main",
+              "parse_yaml_file", "parse_json_file")
+_YAML_LOADS = frozenset({"yaml.safe_load", "yaml.load", "yaml.full_load", "yaml.unsafe_load", "json.load",
+                         "omegaconf.OmegaConf.load", "omegaconf.omegaconf.OmegaConf.load"})
+_MAX_SCRIPTS = 2000  # Python files of one project read for loads
+_MAX_SCRIPT_BYTES = 1_000_000
+_SKIPPED_FOLDERS = frozenset({".git", ".hg", ".svn", "node_modules", "__pycache__", "site-packages", ".tox",
+                              ".nox", ".eggs", ".mypy_cache", ".ruff_cache", ".pytest_cache", "tests", "test",
+                              "docs"})
+
+
+def readers(project: Project, config_path: str) -> list[Read]:
+    """The reads of one config file (by its path on disk) by the scripts of its project."""
+    index = project.__dict__.get("_config_reads")
+    if index is None:
+        index = project.__dict__["_config_reads"] = _index(project)
+    return index.get(os.path.realpath(config_path), [])
+
+
+def _index(project: Project) -> dict[str, list[Read]]:
+    found: dict[str, list[Read]] = {}
+    for path in _scripts(project.root):
+        from precisionlint.project.pins import read_text
+
+        try:
+            if os.path.getsize(path) > _MAX_SCRIPT_BYTES:
+                continue
+        except OSError:
+            continue
+        text = read_text(path)
+        if text is None or not any(word in text for word in LOAD_WORDS):
+            continue
+        try:
+            tree = ast.parse(text)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            continue
+        for read in ScriptReads(project, path, tree).reads():
+            found.setdefault(read.config, []).append(read)
+    return found
+
+
+def _scripts(root: str) -> list[str]:
+    """The Python files under the project root, outside tests, docs and folders that hold no project code."""
+    found: list[str] = []
+    pending = [root]
+    while pending and len(found) < _MAX_SCRIPTS:
+        folder = pending.pop()
+        try:
+            with os.scandir(folder) as entries:
+                listing = sorted(entries, key=lambda entry: entry.name)
+        except OSError:
+            continue
+        if folder != root and any(entry.name in ("pyvenv.cfg", "conda-meta") for entry in listing):
+            continue
+        for entry in listing:
+            try:
+                if entry.is_dir(follow_symlinks=False):
+                    if entry.name not in _SKIPPED_FOLDERS and not entry.name.startswith("."):
+                        pending.append(entry.path)
+                elif entry.name.endswith(".py") and entry.is_file():
+                    found.append(entry.path)
+            except OSError:
+                continue
+    return found
+
+
+class _Config(NamedTuple):
+    """A name bound to (a section of) a loaded config."""
+
+    config: str
+    section: tuple[str, ...]
+
+
+class ScriptReads:
+    """The config reads of one parsed script."""
+
+    def __init__(self, project: Project, path: str, tree: ast.Module) -> None:
+        from precisionlint.frameworks.python_calls import import_aliases
+
+        self.project = project
+        self.path = path
+        self.tree = tree
+        self.aliases = import_aliases(tree)
+        self.options = _argparse_defaults(tree)
+        self.constants = _constants(tree.body)
+        from precisionlint.project import display_path
+
+        self.shown = display_path(path)
+
+    def reads(self) -> list[Read]:
+        found: list[Read] = []
+        module_names = self._bindings(self.tree.body, {})
+        scopes: list[tuple[list[ast.stmt], dict[str, _Config]]] = [(self.tree.body, module_names)]
+        for node in ast.walk(self.tree):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                names = dict(module_names)
+                hydra = self._hydra_config(node)
+                if hydra is not None and node.args.args:
+                    names[node.args.args[0].arg] = _Config(hydra, ())
+                scopes.append((node.body, self._bindings(node.body, names)))
+        for body, names in scopes:
+            if names:
+                found.extend(self._calls(body, names))
+        found.extend(self._argument_files())
+        return found
+
+    # -- where a config comes from --------------------------------------------------------------------------
+
+    def _bindings(self, body: list[ast.stmt], inherited: dict[str, _Config]) -> dict[str, _Config]:
+        """Names bound, in this body (not in nested functions), to a loaded config or a section of one."""
+        names = dict(inherited)
+        files: dict[str, str] = {}  # `with open(PATH) as f`: f -> the config
+        for node in _statements(body):
+            if isinstance(node, (ast.With, ast.AsyncWith)):
+                for item in node.items:
+                    if isinstance(item.optional_vars, ast.Name) and _is_open(item.context_expr):
+                        path = self._path(item.context_expr.args[0])  # type: ignore[attr-defined]
+                        if path is not None:
+                            files[item.optional_vars.id] = path
+            elif isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+                found = self._config_of(node.value, names, files)
+                if found is not None:
+                    names[node.targets[0].id] = found
+                elif node.targets[0].id in names:
+                    del names[node.targets[0].id]  # rebound to something else
+        return names
+
+    def _config_of(self, value: ast.expr, names: dict[str, _Config], files: dict[str, str]) -> _Config | None:
+        """The config (and section) an expression stands for: a load, a name bound to one, a section of it."""
+        keys: list[str] = []
+        while True:
+            if isinstance(value, ast.Subscript) and isinstance(value.slice, ast.Constant) \
+                    and isinstance(value.slice.value, str):
+                keys.append(value.slice.value)
+                value = value.value
+            elif isinstance(value, ast.Attribute) and isinstance(value.value, (ast.Name, ast.Subscript,
+                                                                                 ast.Attribute, ast.Call)):
+                if isinstance(value.value, ast.Name) and value.value.id in self.aliases:
+                    break  # a module's attribute (`yaml.safe_load`), not a key
+                keys.append(value.attr)
+                value = value.value
+            elif isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr == "get" \
+                    and value.args and isinstance(value.args[0], ast.Constant) \
+                    and isinstance(value.args[0].value, str):
+                keys.append(value.args[0].value)
+                value = value.func.value
+            else:
+                break
+        keys.reverse()
+        base: _Config | None = None
+        if isinstance(value, ast.Name) and value.id in names:
+            base = names[value.id]
+        elif isinstance(value, ast.Call):
+            base = self._load(value, files)
+        if base is None:
+            return None
+        return _Config(base.config, (*base.section, *keys))
+
+    def _load(self, call: ast.Call, files: dict[str, str]) -> _Config | None:
+        from precisionlint.frameworks.python_calls import dotted_name
+
+        callee = dotted_name(call.func, self.aliases)
+        if callee not in _YAML_LOADS or not call.args:
+            return None
+        argument = call.args[0]
+        if isinstance(argument, ast.Name) and argument.id in files:
+            path: str | None = files[argument.id]
+        elif _is_open(argument):
+            path = self._path(argument.args[0])  # type: ignore[attr-defined]
+        elif callee.endswith("OmegaConf.load"):
+            path = self._path(argument)
+        else:
+            path = None
+        if path is None:
+            return None
+        resolved = self.project.resolve(self.path, path)
+        return _Config(os.path.realpath(resolved), ()) if resolved is not None else None
+
+    def _path(self, node: ast.expr) -> str | None:
+        """A path written as a literal, a name bound once to one, an argparse default, or a join of them."""
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            return node.value
+        if isinstance(node, ast.Name):
+            return self.constants.get(node.id)
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
+            return self.options.get(node.attr)
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div):
+            left, right = self._path(node.left), self._path(node.right)
+            return os.path.join(left, right) if left is not None and right is not None else None
+        if isinstance(node, ast.Call) and node.args and not node.keywords:
+            name = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
+            if name in ("join", "Path", "PurePath"):
+                parts = [self._path(arg) for arg in node.args]
+                if all(part is not None for part in parts):
+                    return os.path.join(*parts)  # type: ignore[arg-type]
+        return None
+
+    def _hydra_config(self, function: ast.FunctionDef | ast.AsyncFunctionDef) -> str | None:
+        """The config file of `@hydra.main(config_path="conf", config_name="config")`, resolved from the script."""
+        from precisionlint.frameworks.python_calls import dotted_name
+
+        for decorator in function.decorator_list:
+            if not isinstance(decorator, ast.Call) or dotted_name(decorator.func, self.aliases) != "hydra.main":
+                continue
+            values = {k.arg: k.value for k in decorator.keywords if k.arg}
+            folder = self._path(values["config_path"]) if "config_path" in values else None
+            name = self._path(values["config_name"]) if "config_name" in values else None
+            if folder is None or name is None:
+                return None
+            base = os.path.dirname(os.path.abspath(self.path))
+            for suffix in ("", ".yaml", ".yml"):
+                candidate = os.path.normpath(os.path.join(base, folder, name + suffix))
+                if os.path.isfile(candidate) and (suffix or name.endswith((".yaml", ".yml"))):
+                    return os.path.realpath(candidate)
+        return None
+
+    def _argument_files(self) -> list[Read]:
+        """`HfArgumentParser((ModelArguments, TrainingArguments)).parse_yaml_file(PATH)`: the whole file is read
+        into the dataclasses, TrainingArguments among them."""
+        from precisionlint.frameworks.hf import ARGUMENT_CLASSES
+        from precisionlint.frameworks.python_calls import dotted_name
+
+        parsers: set[str] = set()
+        found: list[Read] = []
+        for node in ast.walk(self.tree):
+            if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) \
+                    and isinstance(node.value, ast.Call):
+                callee = dotted_name(node.value.func, self.aliases) or ""
+                if callee.endswith("HfArgumentParser") and callee.startswith(("transformers", "trl")):
+                    named = {n.id if isinstance(n, ast.Name) else getattr(n, "attr", "")
+                             for arg in node.value.args for n in ast.walk(arg)}
+                    if named & set(ARGUMENT_CLASSES):
+                        parsers.add(node.targets[0].id)
+            elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
+                    and node.func.attr in ("parse_yaml_file", "parse_json_file") \
+                    and isinstance(node.func.value, ast.Name) and node.func.value.id in parsers and node.args:
+                path = self._path(node.args[0])
+                resolved = self.project.resolve(self.path, path) if path is not None else None
+                if resolved is not None:
+                    found.append(Read(os.path.realpath(resolved), (), None, "hf", "transformers.TrainingArguments",
+                                      self.shown, node.lineno))
+        return found
+
+    # -- where it goes ----------------------------------------------------------------------------------------
+
+    def _calls(self, body: list[ast.stmt], names: dict[str, _Config]) -> list[Read]:
+        from precisionlint.frameworks.python_calls import CALLS, dotted_name
+
+        found: list[Read] = []
+        written: set[tuple[str, tuple[str, ...]]] = set()  # (config, key path) the body assigns
+        for statement in _statements(body):
+            for node in _walk_statement(statement):
+                if isinstance(node, (ast.Assign, ast.AugAssign)):
+                    targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                    for stored in targets:
+                        if isinstance(stored, (ast.Subscript, ast.Attribute)):
+                            config = self._config_of(stored, names, {})
+                            if config is not None:
+                                written.add((config.config, config.section))
+                if not isinstance(node, ast.Call):
+                    continue
+                callee = dotted_name(node.func, self.aliases)
+                if callee is None:
+                    continue
+                package, last = callee.split(".", 1)[0], callee.rsplit(".", 1)[-1]
+                calls = [call for call in CALLS if last in call.names and package in call.modules]
+                if not calls:
+                    continue
+                framework = calls[0].framework
+                target = f"{package}.{last}"
+                for keyword in node.keywords:
+                    config = self._config_of(keyword.value, names, {})
+                    if config is None:
+                        continue
+                    if keyword.arg is None:  # **section
+                        overridden = frozenset(path[-1] for cfg, path in written
+                                               if cfg == config.config and path[:-1] == config.section and path)
+                        found.append(Read(config.config, config.section, None, framework, target, self.shown,
+                                          node.lineno, overridden))
+                        continue
+                    canonical = next((call.keywords[keyword.arg] for call in calls if keyword.arg in call.keywords),
+                                     None)
+                    if canonical is None or not config.section or (config.config, config.section) in written:
+                        continue
+                    found.append(Read(config.config, config.section[:-1], ((config.section[-1], canonical),),
+                                      framework, target, self.shown, node.lineno))
+        return found
+
+
+def _statements(body: list[ast.stmt]) -> list[ast.stmt]:
+    """The statements of a body in order, those of nested blocks included, not those of nested functions or
+    classes."""
+    found: list[ast.stmt] = []
+    pending = list(reversed(body))
+    while pending:
+        node = pending.pop()
+        found.append(node)
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            continue
+        for field in ("body", "orelse", "finalbody", "handlers"):
+            inner = getattr(node, field, None)
+            if isinstance(inner, list):
+                pending.extend(reversed([item for item in inner if isinstance(item, ast.stmt)]))
+                for handler in inner:
+                    if isinstance(handler, ast.ExceptHandler):
+                        pending.extend(reversed(handler.body))
+        if isinstance(node, ast.Match):
+            for case in node.cases:
+                pending.extend(reversed(case.body))
+    return found
+
+
+def _walk_statement(statement: ast.stmt) -> list[ast.AST]:
+    """The nodes of one statement without those of the statements nested in it (they come in their turn)."""
+    found: list[ast.AST] = [statement]
+    pending: list[ast.AST] = [child for child in ast.iter_child_nodes(statement) if not isinstance(child, ast.stmt)]
+    while pending:
+        node = pending.pop()
+        if isinstance(node, (ast.stmt, ast.ExceptHandler, ast.match_case)):
+            continue
+        found.append(node)
+        pending.extend(ast.iter_child_nodes(node))
+    return found
+
+
+def _is_open(node: ast.expr) -> bool:
+    return isinstance(node, ast.Call) and bool(node.args) and (
+        (isinstance(node.func, ast.Name) and node.func.id == "open")
+        or (isinstance(node.func, ast.Attribute) and node.func.attr == "open"))
+
+
+def _constants(body: list[ast.stmt]) -> dict[str, str]:
+    """Module-level names bound exactly once, to a string literal."""
+    counts: dict[str, int] = {}
+    values: dict[str, str] = {}
+    for node in body:
+        if isinstance(node, ast.Assign):
+            for target in node.targets:
+                if isinstance(target, ast.Name):
+                    counts[target.id] = counts.get(target.id, 0) + 1
+                    if isinstance(node.value, ast.Constant) and isinstance(node.value.value, str):
+                        values[target.id] = node.value.value
+    return {name: value for name, value in values.items() if counts.get(name) == 1}
+
+
+def _argparse_defaults(tree: ast.Module) -> dict[str, str]:
+    """`parser.add_argument("--config", default="configs/train.yaml")`: option destination -> its literal
+    default (what `args.config` holds when the launch line does not say)."""
+    found: dict[str, str] = {}
+    for node in ast.walk(tree):
+        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                and node.func.attr == "add_argument"):
+            continue
+        default = next((k.value for k in node.keywords if k.arg == "default"), None)
+        if not (isinstance(default, ast.Constant) and isinstance(default.value, str)):
+            continue
+        dest = next((k.value.value for k in node.keywords if k.arg == "dest" and isinstance(k.value, ast.Constant)),
+                    None)
+        if dest is None:
+            flags = [a.value for a in node.args if isinstance(a, ast.Constant) and isinstance(a.value, str)]
+            long = [f for f in flags if f.startswith("--")]
+            chosen = long[0] if long else (flags[0] if flags else None)
+            dest = chosen.lstrip("-").replace("-", "_") if chosen else None
+        if isinstance(dest, str):
+            found[dest] = default.value
+    return found
+
+
+def attribute_by_readers(document: Document) -> None:
+    """Give the sections of a config that the project's scripts hand to a framework call their certain reader:
+    the settings that guessing by keys found in those mappings are replaced by the reader's (its framework, its
+    keys, evidence "read by train.py:12 into lightning.Trainer"); a key the script overwrites before the call is
+    left out."""
+    if document.format not in ("yaml", "json", "toml"):
+        return
+    if not document.settings:
+        from precisionlint.frameworks.unclaimed import unclaimed_keys
+
+        if not unclaimed_keys(document):
+            return  # no precision key: whoever reads it, no rule has anything to say
+    from precisionlint.project import disk_path, project_of
+
+    reads = readers(project_of(document), disk_path(document))
+    if not reads:
+        return
+    from precisionlint.frameworks import section_settings
+    from precisionlint.frameworks.base import CERTAIN, Row, Section
+    from precisionlint.frameworks.registry import framework as framework_module
+    from precisionlint.sources.tree import roots
+
+    tops = [root for root in roots(document.tree) if getattr(root, "kind", None) == "map"]
+    if len(tops) != 1:
+        return  # a YAML stream of several documents: which one a load reads is not known here
+    from precisionlint.model import Related, Span
+
+    settings = list(document.settings)
+    related: dict[Span, Related] = {}  # a setting's value and key -> the call that reads it
+    for read in reads:
+        node = tops[0]
+        for key in read.section:
+            entry = node.get(key) if node.kind == "map" else None
+            node = entry.value if entry is not None else None
+            if node is None:
+                break
+        if node is None or node.kind != "map":
+            continue
+        module = framework_module(read.framework)
+        if read.keys is None:
+            rows = tuple(row for row in getattr(module, "ROWS", ()) if row.path[0] not in read.overridden)
+        else:
+            rows = tuple(Row(read.framework, (key,), canonical) for key, canonical in read.keys)
+        scope = ".".join(read.section) or read.framework
+        found = section_settings(document, Section(read.framework, scope, node, read.section, rows, CERTAIN,
+                                                   read.evidence()))
+        depth = len(read.section) + 1
+        if read.keys is None:  # the reader takes the whole mapping: what was guessed of it is replaced
+            settings = [s for s in settings if not (s.key_path[:depth - 1] == read.section
+                                                    and len(s.key_path) == depth)]
+        offsets = {s.value_offsets for s in found}
+        settings = [s for s in settings if s.value_offsets not in offsets] + found
+        place = Related(read.script, Span.point(read.line, 1), f"read here into {read.target}")
+        for setting in found:
+            related[setting.span] = related[setting.key_span] = place
+    document.settings = settings
+    document.__dict__["reader_related"] = related

@@ -1,0 +1,94 @@
+"""The scripts of a project name the reader of the configs they load (project/config_readers.py)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from precisionlint.project import forget, project_for
+from precisionlint.project.config_readers import readers
+
+CONFIG = "train:\n  precision: 16\n  batch_size: 8\n"
+SCRIPT = """import yaml
+from lightning import Trainer
+
+cfg = yaml.safe_load(open("configs/train.yaml"))
+trainer = Trainer(precision=cfg["train"]["precision"])
+"""
+
+
+def _write(root: Path, files: dict[str, str]) -> None:
+    for name, text in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text)
+
+
+def _check(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "precisionlint", "check", "--no-progress", *args],
+                          cwd=cwd, capture_output=True, text=True, timeout=120)
+
+
+@pytest.fixture(autouse=True)
+def _fresh():
+    forget()
+    yield
+    forget()
+
+
+def test_the_reading_call_is_the_evidence_and_the_related_location(tmp_path: Path) -> None:
+    _write(tmp_path, {"pyproject.toml": '[project]\nname = "x"\n', "configs/train.yaml": CONFIG,
+                      "train.py": SCRIPT})
+    shown = _check(tmp_path, "--show-frameworks", "configs")
+    assert "train at line 2: lightning (certain) - read by train.py:5 into lightning.Trainer" in shown.stdout
+    [finding] = json.loads(_check(tmp_path, "--no-cache", "--output-format", "json", ".").stdout)
+    assert (finding["path"], finding["line"], finding["code"]) == ("configs/train.yaml", 2, "PL102")
+    assert [(r["path"], r["line"]) for r in finding["related"]] == [("train.py", 5)]
+
+
+def test_an_edited_script_is_never_answered_from_the_cache(tmp_path: Path) -> None:
+    _write(tmp_path, {"pyproject.toml": '[project]\nname = "x"\n', "configs/train.yaml": CONFIG,
+                      "train.py": SCRIPT})
+    assert [f["code"] for f in json.loads(_check(tmp_path, "--output-format", "json", ".").stdout)] == ["PL102"]
+    (tmp_path / "train.py").write_text(SCRIPT.replace('precision=cfg["train"]["precision"]', 'precision="32-true"'))
+    assert json.loads(_check(tmp_path, "--output-format", "json", ".").stdout) == []
+
+
+@pytest.mark.parametrize("load", [
+    'cfg = OmegaConf.load(os.path.join("configs", "train.yaml"))',
+    'with open(args.config) as handle:\n        cfg = yaml.safe_load(handle)',
+    'cfg = json.load(open(CONFIG))',
+])
+def test_loads_and_the_paths_they_name(tmp_path: Path, load: str) -> None:
+    config = "configs/train.json" if "json.load" in load else "configs/train.yaml"
+    script = f"""import argparse, json, os
+import yaml
+from omegaconf import OmegaConf
+import pytorch_lightning as pl
+
+CONFIG = "{config}"
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("-c", "--config", default="configs/train.yaml")
+    args = parser.parse_args()
+    {load}
+    section = cfg.get("trainer")
+    return pl.Trainer(**section)
+"""
+    _write(tmp_path, {"pyproject.toml": "", config: "{}", "src/train.py": script})
+    [read] = readers(project_for(str(tmp_path / config)), str(tmp_path / config))
+    assert (read.section, read.keys, read.framework, read.target) == (("trainer",), None, "lightning",
+                                                                     "pytorch_lightning.Trainer")
+    line = script.splitlines().index("    return pl.Trainer(**section)") + 1
+    assert read.evidence() == f"read by {read.script}:{line} into pytorch_lightning.Trainer"
+
+
+def test_a_path_that_cannot_be_known_names_no_reader(tmp_path: Path) -> None:
+    script = SCRIPT.replace('"configs/train.yaml"', "sys.argv[1]")
+    _write(tmp_path, {"pyproject.toml": "", "configs/train.yaml": CONFIG, "train.py": "import sys\n" + script})
+    assert readers(project_for(str(tmp_path / "train.py")), str(tmp_path / "configs/train.yaml")) == []
