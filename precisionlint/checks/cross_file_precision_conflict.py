@@ -18,6 +18,13 @@ Compares the precision of files that are read together and reports where they di
   with a `_target_` / `class_path` DeepSpeedStrategy). Hydra configs are compared as composed: the files their
   `defaults:` list brings in (`- trainer: gpu` -> `trainer/gpu.yaml`) count as written there.
 
+A flag the arguments leave out is taken as unknown (it may come from the command line), except where a script
+of the project hands the whole file to TrainingArguments (`HfArgumentParser(...).parse_yaml_file("args.yaml")`,
+`TrainingArguments(**cfg)`) and assigns no precision flag afterwards: then it is False, as Transformers compares
+it (`transformers/integrations/deepspeed.py`, `HfTrainerDeepSpeedConfig.trainer_config_process`:
+`self.fill_match("bf16.enabled", (args.bf16 or args.bf16_full_eval), "bf16|bf16_full_eval")`; the mismatches it
+collects are raised by `trainer_config_finalize`).
+
 The finding stands where the value to change is written and names the other file's line (SARIF
 `relatedLocations`, and `related` in the JSON output). Paths are resolved relative to the file that names them,
 then to the project root; a path that does not resolve, a value that is not a literal (`fp16=args.fp16`, `$CFG`)
@@ -175,6 +182,7 @@ def _accelerate_conflict(
 
 
 def _configs(ctx: CheckContext) -> Iterator[Finding]:
+    from precisionlint.project.config_readers import reads_whole
     from precisionlint.project.links import config_links
 
     document = ctx.document
@@ -194,9 +202,12 @@ def _configs(ctx: CheckContext) -> Iterator[Finding]:
                     explicit[name] = next(s.span for s in values if s.value)
             if not hf or any(s.name == "half_precision_backend" for s in scope):
                 continue
-            # Only flags written True are known here (a flag left out may come from the command line).
+            # Only flags written True are known here (a flag left out may come from the command line), unless
+            # a script hands the whole file to TrainingArguments (HfArgumentParser.parse_yaml_file,
+            # TrainingArguments(**cfg)): then a flag left out is False.
+            whole = reads_whole(document, link.scope, tuple(key for keys in _HF_FLAGS.values() for key in keys))
             for name in _HF_FLAGS:
-                if name not in hf and any(s.name in _HF_FLAGS[name] for s in scope):
+                if name not in hf and (whole is not None or any(s.name in _HF_FLAGS[name] for s in scope)):
                     hf[name] = False
             yield from _hf_conflict(ctx, hf, explicit, link.span, path, linked)
         else:

@@ -43,7 +43,9 @@ class Read(NamedTuple):
     target: str  # the call, as the script's imports name it: "lightning.Trainer"
     script: str  # the script's path as findings show paths
     line: int  # the line of the framework call
-    overridden: frozenset[str] = frozenset()  # keys of the section the script writes before the call
+    # Keys of the section the script writes before the call; for TrainingArguments, also every attribute the
+    # script assigns (`args.bf16 = ...` after parsing)
+    overridden: frozenset[str] = frozenset()
 
     def evidence(self) -> str:
         return f"read by {self.script}:{self.line} into {self.target}"
@@ -138,6 +140,10 @@ class ScriptReads:
         from precisionlint.project import display_path
 
         self.shown = display_path(path)
+        # Attributes the script assigns anywhere (`training_args.bf16 = True`): a flag the arguments file leaves
+        # out may be set there, so its default is not known.
+        self.assigned = frozenset(node.attr for node in ast.walk(tree)
+                                  if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store))
 
     def reads(self) -> list[Read]:
         found: list[Read] = []
@@ -290,7 +296,7 @@ class ScriptReads:
                 resolved = self.project.resolve(self.path, path) if path is not None else None
                 if resolved is not None:
                     found.append(Read(os.path.realpath(resolved), (), None, "hf", "transformers.TrainingArguments",
-                                      self.shown, node.lineno))
+                                      self.shown, node.lineno, self.assigned))
         return found
 
     # -- where it goes ----------------------------------------------------------------------------------------
@@ -327,6 +333,8 @@ class ScriptReads:
                     if keyword.arg is None:  # **section
                         overridden = frozenset(path[-1] for cfg, path in written
                                                if cfg == config.config and path[:-1] == config.section and path)
+                        if framework == "hf":
+                            overridden |= self.assigned
                         found.append(Read(config.config, config.section, None, framework, target, self.shown,
                                           node.lineno, overridden))
                         continue
@@ -447,6 +455,7 @@ def attribute_by_readers(document: Document) -> None:
 
     settings = list(document.settings)
     related: dict[Span, Related] = {}  # a setting's value and key -> the call that reads it
+    complete: dict[str, Read] = {}  # scope -> a read of the whole section, whose absent keys take their defaults
     for read in reads:
         node = tops[0]
         for key in read.section:
@@ -462,6 +471,8 @@ def attribute_by_readers(document: Document) -> None:
         else:
             rows = tuple(Row(read.framework, (key,), canonical) for key, canonical in read.keys)
         scope = ".".join(read.section) or read.framework
+        if read.keys is None:
+            complete[scope] = read
         found = section_settings(document, Section(read.framework, scope, node, read.section, rows, CERTAIN,
                                                    read.evidence()))
         depth = len(read.section) + 1
@@ -475,3 +486,14 @@ def attribute_by_readers(document: Document) -> None:
             related[setting.span] = related[setting.key_span] = place
     document.settings = settings
     document.__dict__["reader_related"] = related
+    document.__dict__["complete_reads"] = complete
+
+
+def reads_whole(document: Document, scope: str, keys: tuple[str, ...]) -> Read | None:
+    """The read that hands the whole section of `scope` to its framework, when none of `keys` can be set
+    anywhere else (the script does not assign them): then a key the section leaves out takes the framework's
+    default, as in `HfArgumentParser.parse_yaml_file` or `TrainingArguments(**cfg)`. None otherwise."""
+    read: Read | None = document.__dict__.get("complete_reads", {}).get(scope)
+    if read is None or read.overridden & set(keys):
+        return None
+    return read

@@ -1,0 +1,12 @@
+from dataclasses import dataclass
+
+from transformers import HfArgumentParser, TrainingArguments
+
+
+@dataclass
+class ModelArguments:
+    model_name_or_path: str
+
+
+parser = HfArgumentParser((ModelArguments, TrainingArguments))
+model_args, training_args = parser.parse_yaml_file("configs/args.yaml")
