@@ -679,6 +679,13 @@ def _check_bytes(display: str, data: bytes, fmt: Format, options: EngineOptions)
             attribute_by_readers(document)  # the scripts that load it name its reader
         except (RecursionError, MemoryError):
             pass  # a script too deep to read: its reads stay unknown, the keys still attribute the config
+    elif fmt == "shell":
+        try:
+            from precisionlint.project.launch_readers import attribute_launches
+
+            attribute_launches(document)  # the flags the started script's HfArgumentParser reads
+        except (RecursionError, MemoryError):
+            pass
     return run_rules(document, options)
 
 

@@ -42,8 +42,10 @@ def show(paths: Sequence[str], root: Any, exclude: Sequence[str], respect_gitign
             stream.write(f"{source.display}: not parsed ({exc})\n")
             continue
         from precisionlint.project.config_readers import attribute_by_readers
+        from precisionlint.project.launch_readers import attribute_launches
 
         attribute_by_readers(document)  # the scripts that load it name its reader
+        attribute_launches(document)  # a launch line's flags that the started script's parser reads
         _write_document(document, stream)
     return status
 

@@ -433,6 +433,11 @@ def forget() -> None:
     _DIRECTORIES.clear()
     _PROJECTS.clear()
     _LINKED.clear()
+    import sys
+
+    readers = sys.modules.get("precisionlint.project.config_readers")
+    if readers is not None:  # only where a run read scripts for their config loads
+        readers.forget()
 
 
 def forget_file(path: str) -> None:

@@ -65,10 +65,18 @@ _SKIPPED_FOLDERS = frozenset({".git", ".hg", ".svn", "node_modules", "__pycache_
 
 def readers(project: Project, config_path: str) -> list[Read]:
     """The reads of one config file (by its path on disk) by the scripts of its project."""
-    index = project.__dict__.get("_config_reads")
+    index = _INDEXES.get(project.root)  # one per project root: each folder of a project has its own Project
     if index is None:
-        index = project.__dict__["_config_reads"] = _index(project)
+        index = _INDEXES[project.root] = _index(project)
     return index.get(os.path.realpath(config_path), [])
+
+
+_INDEXES: dict[str, dict[str, list[Read]]] = {}
+
+
+def forget() -> None:
+    """Drop what was learnt of the project's scripts (a long-lived process: an editor's server)."""
+    _INDEXES.clear()
 
 
 def _index(project: Project) -> dict[str, list[Read]]:
