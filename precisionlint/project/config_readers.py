@@ -8,7 +8,8 @@ and for what each load hands on:
   `OmegaConf.load(PATH)`; PATH a literal, a name bound once to one, `os.path.join` / `Path(...) / ...` of them,
   or an argparse option's default (`parser.add_argument("--config", default="configs/train.yaml")`, read as
   `args.config`);
-- Hydra's `@hydra.main(config_path=..., config_name=...)`: the decorated function's parameter is the config;
+- Hydra's `@hydra.main(config_path=..., config_name=...)` (and NeMo's `@hydra_runner`, which takes the same):
+  the decorated function's parameter is the config;
 - `HfArgumentParser((..., TrainingArguments)).parse_yaml_file(PATH)` / `parse_json_file(PATH)`: the whole file
   is TrainingArguments';
 
@@ -52,7 +53,7 @@ class Read(NamedTuple):
 
 
 # Words one of the loads above needs in a script's text: a script without any is not parsed.
-LOAD_WORDS = ("safe_load", "yaml.load", "full_load", "json.load", "OmegaConf.load", "hydra.main",
+LOAD_WORDS = ("safe_load", "yaml.load", "full_load", "json.load", "OmegaConf.load", "hydra.main", "hydra_runner",
               "parse_yaml_file", "parse_json_file")
 _YAML_LOADS = frozenset({"yaml.safe_load", "yaml.load", "yaml.full_load", "yaml.unsafe_load", "json.load",
                          "omegaconf.OmegaConf.load", "omegaconf.omegaconf.OmegaConf.load"})
@@ -67,21 +68,45 @@ def readers(project: Project, config_path: str) -> list[Read]:
     """The reads of one config file (by its path on disk) by the scripts of its project."""
     index = _INDEXES.get(project.root)  # one per project root: each folder of a project has its own Project
     if index is None:
-        index = _INDEXES[project.root] = _index(project)
-    return index.get(os.path.realpath(config_path), [])
+        index = _INDEXES[project.root] = _index(project, _scripts(project.root))
+    real = os.path.realpath(config_path)
+    found = list(index.get(real, []))
+    # The scripts of the config's own folder and the folders above it (a Hydra script beside its conf/), read
+    # even where the project holds more scripts than the walk reads (NeMo's examples).
+    folder = os.path.dirname(os.path.abspath(config_path))
+    root = os.path.abspath(project.root)
+    for _ in range(16):
+        near = _NEAR.get(folder)
+        if near is None:
+            near = _NEAR[folder] = _index(project, _scripts_in(folder))
+        found += [read for read in near.get(real, []) if read not in found]
+        if folder == root or os.path.dirname(folder) == folder or not folder.startswith(root):
+            break
+        folder = os.path.dirname(folder)
+    return found
 
 
 _INDEXES: dict[str, dict[str, list[Read]]] = {}
+_NEAR: dict[str, dict[str, list[Read]]] = {}  # a folder -> the reads of the scripts directly in it
 
 
 def forget() -> None:
     """Drop what was learnt of the project's scripts (a long-lived process: an editor's server)."""
     _INDEXES.clear()
+    _NEAR.clear()
 
 
-def _index(project: Project) -> dict[str, list[Read]]:
+def _scripts_in(folder: str) -> list[str]:
+    try:
+        with os.scandir(folder) as entries:
+            return sorted(entry.path for entry in entries if entry.name.endswith(".py") and entry.is_file())
+    except OSError:
+        return []
+
+
+def _index(project: Project, scripts: list[str]) -> dict[str, list[Read]]:
     found: dict[str, list[Read]] = {}
-    for path in _scripts(project.root):
+    for path in scripts:
         from precisionlint.project.pins import read_text
 
         try:
@@ -266,8 +291,11 @@ class ScriptReads:
         from precisionlint.frameworks.python_calls import dotted_name
 
         for decorator in function.decorator_list:
-            if not isinstance(decorator, ast.Call) or dotted_name(decorator.func, self.aliases) != "hydra.main":
+            if not isinstance(decorator, ast.Call):
                 continue
+            named = dotted_name(decorator.func, self.aliases) or ""
+            if named != "hydra.main" and not (named.startswith("nemo.") and named.endswith(".hydra_runner")):
+                continue  # NeMo's hydra_runner takes Hydra's config_path and config_name
             values = {k.arg: k.value for k in decorator.keywords if k.arg}
             folder = self._path(values["config_path"]) if "config_path" in values else None
             name = self._path(values["config_name"]) if "config_name" in values else None
