@@ -161,7 +161,8 @@ def advise(
             raise click.UsageError("--gpu auto found no GPU on this machine (no nvidia-smi and no CUDA device "
                                    "visible to PyTorch); name one with --gpu NAME or measure the CPU with --probe")
 
-    rec = advisor.recommend(targets, params=param_count, priority=priority, probe=measured)
+    rec = advisor.recommend(targets, params=param_count, priority=priority, probe=measured,
+                            current_fp8=document is not None and advisor.uses_fp8(document))
     if write_path:
         _write(write_path, document, rec, diff, targets)
         return

@@ -58,7 +58,14 @@ class Recommendation:
 
     @property
     def dtype(self) -> str:
-        return {"bf16-mixed": "bf16", "16-mixed": "fp16"}.get(self.precision, "fp32")
+        """The 16-bit type of the mixed precision (FP8 training runs what is not FP8 in bf16), or fp32."""
+        return {"bf16-mixed": "bf16", "16-mixed": "fp16", FP8_PRECISION: "bf16"}.get(self.precision, "fp32")
+
+    @property
+    def fp8(self) -> bool:
+        """FP8 training (Transformer Engine): kept from a configuration that already uses it, where every
+        target has FP8 tensor cores."""
+        return self.precision == FP8_PRECISION
 
     @property
     def grad_scaler(self) -> bool:
@@ -67,8 +74,13 @@ class Recommendation:
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)
         data["dtype"] = self.dtype
+        data["fp8"] = self.fp8
         data["grad_scaler"] = self.grad_scaler
         return data
+
+
+# Lightning's spelling of FP8 training (Transformer Engine, bf16 for the rest); Accelerate says mixed_precision fp8.
+FP8_PRECISION = "transformer-engine"
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -145,9 +157,13 @@ def recommend(
     params: float | None = None,
     priority: str | None = None,
     probe: ProbeResult | None = None,
+    current_fp8: bool = False,
 ) -> Recommendation:
     """Walk the tree for `targets` (every GPU of a fleet must run the result well), or for the device the
-    probe measured (then its timings decide between formats that the datasheet says are faster)."""
+    probe measured (then its timings decide between formats that the datasheet says are faster).
+    `current_fp8`: the user's configuration already trains in FP8; it is kept where every target runs FP8
+    and accuracy is not the priority (the tree never proposes FP8 by itself: it needs Transformer Engine or
+    torchao and scaling recipes, which only the user can say they have)."""
     if priority is not None and priority not in PRIORITIES:
         raise ValueError(f"priority must be one of {PRIORITIES}, not {priority!r}")
     if probe is not None:
@@ -157,7 +173,7 @@ def recommend(
     targets = tuple(targets)
     if not targets:
         raise ValueError("no target GPU: name one (--gpu) or measure this machine (--probe)")
-    return _recommend_gpu(targets, params, priority, probe)
+    return _recommend_gpu(targets, params, priority, probe, current_fp8)
 
 
 def _size_step(params: float | None) -> tuple[Step, bool]:
@@ -190,7 +206,7 @@ _BF16_QUESTION = "Native bf16 tensor-core math (NVIDIA compute capability 8.0+, 
 
 
 def _recommend_gpu(targets: tuple[Gpu, ...], params: float | None, priority: str | None,
-                   probe: ProbeResult | None) -> Recommendation:
+                   probe: ProbeResult | None, current_fp8: bool = False) -> Recommendation:
     names = fleet_names(targets)
     speeds = _Speeds(targets, probe)
     bf16 = all(g.bf16 for g in targets)
@@ -211,7 +227,11 @@ def _recommend_gpu(targets: tuple[Gpu, ...], params: float | None, priority: str
                          "no loss scaling is needed."))
     else:
         lacking = fleet_names(g for g in targets if not g.bf16)
-        path.append(Step(_BF16_QUESTION, f"no: {described}",
+        having = [g for g in targets if g.bf16]
+        answer = ", ".join(g.describe() for g in targets if not g.bf16)
+        if having:  # a fleet: the "no" is the cards without bf16; those with it are named as such
+            answer += f" (not {fleet_names(having)}, which {'has' if len(having) == 1 else 'have'} it)"
+        path.append(Step(_BF16_QUESTION, f"no: {answer}",
                          f"{lacking} has no bf16 tensor cores. PyTorch still accepts bf16 there "
                          "(torch.cuda.is_bf16_supported() counts emulation), but it runs without the tensor-core "
                          "speed-up"
@@ -270,6 +290,10 @@ def _recommend_gpu(targets: tuple[Gpu, ...], params: float | None, priority: str
     use_half = half is not None and half_worth and (
         priority == "speed" or (priority is None and large))
     precision = {"bf16": "bf16-mixed", "fp16": "16-mixed"}[half] if use_half and half else "32-true"
+    if current_fp8:
+        path.append(_fp8_step(targets, fp8, bf16, priority))
+        if fp8 and bf16 and priority != "accuracy":
+            precision = FP8_PRECISION
 
     # Under mixed precision Lightning, Transformers and Accelerate run every training and evaluation matmul
     # under autocast, so the float32 matmul precision only reaches matmuls outside it: leave it unset (check's
@@ -283,6 +307,11 @@ def _recommend_gpu(targets: tuple[Gpu, ...], params: float | None, priority: str
         notes.append("16-mixed needs loss scaling: Lightning, Transformers and Accelerate create a GradScaler for "
                      "you; in plain PyTorch use torch.amp.GradScaler('cuda') and call scaler.unscale_(optimizer) "
                      "before clipping gradients.")
+    if precision == FP8_PRECISION:
+        notes.append("FP8 training as configured: Transformer Engine layers (or torchao's float8 training) run "
+                     "their matmuls in FP8 with per-tensor scaling, everything else in bf16, with no GradScaler. "
+                     "It needs Transformer Engine (or torchao / MS-AMP) installed; if it is missing, Accelerate "
+                     "falls back with a warning and Lightning refuses to start.")
     if precision == "bf16-mixed":
         notes.append("No GradScaler with bf16: its exponent range equals float32's, so gradients do not "
                      "underflow the way fp16 ones do (a scaler would be pure overhead).")
@@ -310,7 +339,7 @@ def _recommend_gpu(targets: tuple[Gpu, ...], params: float | None, priority: str
     fp8_measured = _fp8_measurement(probe) if fp8 and precision != "32-true" else None
     if fp8_measured:
         notes.append(fp8_measured)
-    elif fp8 and precision != "32-true" and (params or 0) >= FP8_HINT_PARAMS:
+    elif fp8 and precision not in ("32-true", FP8_PRECISION) and (params or 0) >= FP8_HINT_PARAMS:
         notes.append("These GPUs have FP8 tensor cores (compute capability 8.9+): 'transformer-engine' "
                      "(Lightning) or mixed_precision 'fp8' (Accelerate) can be faster still for large transformer "
                      "models. It needs NVIDIA Transformer Engine (or torchao / MS-AMP) and per-tensor scaling "
@@ -334,6 +363,22 @@ def _recommend_gpu(targets: tuple[Gpu, ...], params: float | None, priority: str
         measured=probe is not None,
         tf32_available=tf32,
     )
+
+
+def _fp8_step(targets: tuple[Gpu, ...], fp8: bool, bf16: bool, priority: str | None) -> Step:
+    question = "The configuration trains in FP8: does every target run it?"
+    if not fp8 or not bf16:
+        lacking = fleet_names(g for g in targets if not (g.fp8 and g.bf16))
+        return Step(question, f"no: {lacking}",
+                    f"{lacking} has no FP8 tensor cores (compute capability 8.9 or newer, or AMD CDNA 3); the "
+                    "16-bit answer of the steps above replaces it.")
+    if priority == "accuracy":
+        return Step(question, "yes, but accuracy comes first",
+                    "FP8 keeps 3 (e4m3) or 2 (e5m2) mantissa bits; with --priority accuracy the answer of the steps "
+                    "above replaces it.")
+    return Step(question, "yes: kept",
+                "Every target has FP8 tensor cores (compute capability 8.9 or newer), where FP8 matmuls run at "
+                "about twice the bf16 rate; the configuration's choice stands.")
 
 
 def _fp8_measurement(probe: ProbeResult | None) -> str | None:
@@ -418,7 +463,7 @@ def evidence(probe: ProbeResult) -> tuple[str, ...]:
         unsettled = "" if t.settled else "; the speed had not settled after the warm-up"
         if not t.reliable and not verdict.comparison:  # a comparison gives the caveat itself
             unsettled += f"; {unreliable_note(t.fmt, t.spread, len(t.samples_s))}"
-        sentence = (f"{label} matmul {t.size}x{t.size}: {t.tflops:.2f} TFLOP/s (median of {t.repeats} x {t.inner} "
+        sentence = (f"{label} matmul {t.size}x{t.size}: {_figure(t.tflops)} TFLOP/s (median of {t.repeats} x {t.inner} "
                     f"calls{spread}{unsettled})")
         if verdict.comparison:
             sentence += f", {verdict.comparison}"
@@ -496,7 +541,7 @@ def recommendation_settings(rec: Recommendation) -> dict[str, object]:
         "fp16": rec.dtype == "fp16",
         "bf16": rec.dtype == "bf16",
         "tf32": tf32_flag,
-        "mixed_precision": {"bf16": "bf16", "fp16": "fp16"}.get(rec.dtype, "no"),
+        "mixed_precision": "fp8" if rec.fp8 else {"bf16": "bf16", "fp16": "fp16"}.get(rec.dtype, "no"),
     }
 
 
@@ -561,6 +606,12 @@ def snippets(rec: Recommendation) -> dict[str, str]:
         on = "true" if rec.dtype == "bf16" else "false"
         deepspeed = f'{{\n  "fp16": {{"enabled": false}},\n  "bf16": {{"enabled": {on}}}\n}}\n'
 
+    if rec.fp8:
+        # Transformers has no FP8 argument: bf16 in the arguments, FP8 from the Accelerate launch.
+        transformers = transformers.replace("args = ", "# FP8: accelerate launch --mixed_precision fp8 train.py\nargs = ")
+        accelerate = ("mixed_precision: fp8  # needs Transformer Engine, torchao or MS-AMP installed\n"
+                      "# or on the command line: accelerate launch --mixed_precision fp8 train.py\n")
+        # DeepSpeed has no FP8 switch: its bf16 block, and FP8 from Transformer Engine layers in the model.
     return {
         "trainer_config": toml,
         "lightning_yaml": yaml,
@@ -589,6 +640,20 @@ def _pytorch_loop(rec: Recommendation) -> str:
             "    torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm=1.0)\n"
             "    scaler.step(optimizer)  # skips the step if gradients overflowed\n"
             "    scaler.update()\n"
+        )
+    if rec.fp8:
+        return head + (
+            "import transformer_engine.pytorch as te\n"
+            "from transformer_engine.common.recipe import DelayedScaling, Format\n\n"
+            "recipe = DelayedScaling(fp8_format=Format.HYBRID)  # e4m3 forward, e5m2 gradients\n"
+            "for inputs, targets in loader:  # the model's layers are te.Linear / te.TransformerLayer\n"
+            "    optimizer.zero_grad(set_to_none=True)\n"
+            f'    with torch.autocast(device_type="{device}", dtype=torch.bfloat16):  # forward and loss only\n'
+            "        with te.fp8_autocast(enabled=True, fp8_recipe=recipe):  # FP8 matmuls in te layers\n"
+            "            outputs = model(inputs)\n"
+            "        loss = loss_fn(outputs, targets)\n"
+            "    loss.backward()  # no GradScaler: the recipe scales each tensor\n"
+            "    optimizer.step()\n"
         )
     if rec.dtype == "bf16":
         return head + (
@@ -673,7 +738,7 @@ def compare_config(document: Document, rec: Recommendation) -> Comparison:
                 continue
             if s.name == "precision":
                 mode = precision_mode(s)
-                wanted_dtype = rec.dtype
+                wanted_dtype = "fp8" if rec.fp8 else rec.dtype
                 ok = mode is not None and mode.dtype == wanted_dtype and (
                     mode.kind == ("true" if wanted_dtype == "fp32" else "mixed"))
             else:
@@ -772,6 +837,18 @@ def _autocast_changes(document: Document, rec: Recommendation) -> list[Change]:
     return changes
 
 
+def _trains_fp8(setting: Any) -> bool:
+    from precisionlint.frameworks import precision_mode
+
+    mode = precision_mode(setting)
+    return mode is not None and mode.dtype == "fp8"
+
+
+def uses_fp8(document: Document) -> bool:
+    """Whether a configuration already trains in FP8 (Lightning transformer-engine, Accelerate fp8, ...)."""
+    return any(_trains_fp8(s) for s in document.settings if s.name in ("precision", "mixed_precision"))
+
+
 def changes_for_file(document: Document, rec: Recommendation) -> dict[str, object]:
     """The recommendation as changes to one config file: only the settings of frameworks the file already
     uses (a Lightning file never gains `mixed_precision`), canonical name -> value, None to remove.
@@ -799,6 +876,9 @@ def changes_for_file(document: Document, rec: Recommendation) -> dict[str, objec
     for name in dict.fromkeys(names):
         value = want[name]
         existing = document.settings_named(name)
+        if rec.fp8 and name in ("precision", "mixed_precision") and existing and all(
+                _trains_fp8(s) for s in existing):
+            continue  # an FP8 spelling of its own (transformer-engine-float16, amp_fp8) stands
         if not existing and (value is None or value is False):
             continue  # absent already means this
         if existing and all(s.value == "auto" for s in existing):

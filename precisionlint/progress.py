@@ -62,12 +62,22 @@ class Progress:
             return 80
 
     def _draw(self) -> None:
-        columns = max(self._columns(), 20)
-        counter = f" {self.done:>{len(str(self.total))}}/{self.total} files"
-        bar_width = max(min(40, columns - len(counter) - 3), 5)
-        filled = bar_width * self.done // self.total if self.total else bar_width
-        line = f"[{'#' * filled}{'.' * (bar_width - filled)}]{counter}"
-        self._write(f"\r{line[: columns - 1]}")
+        # The widest form that fits, never a word cut in half ("12/300 fil"): the bar shrinks, then goes, then
+        # the word "files"; the last column stays free so that the terminal does not wrap.
+        room = self._columns() - 1
+        numbers = f"{self.done:>{len(str(self.total))}}/{self.total}"
+        line = ""
+        for counter in (f"{numbers} files", numbers):
+            bar_width = min(40, room - len(counter) - 3)
+            if bar_width >= 5:
+                filled = bar_width * self.done // self.total if self.total else bar_width
+                line = f"[{'#' * filled}{'.' * (bar_width - filled)}] {counter}"
+                break
+        else:
+            line = next((c for c in (f"{numbers} files", numbers) if len(c) <= room), "")
+        if not line:
+            return  # a terminal too narrow for even the numbers
+        self._write(f"\r{line}")
         self.shown = True
 
     def close(self) -> None:

@@ -204,7 +204,7 @@ def test_evidence_sentences() -> None:
     result = probe_result(A100_INFO, timing("fp32", 18.0, peak=19.5),
                           skipped=(Skipped("fp8", "no FP8 tensor cores (needs compute capability 8.9 or newer)"),))
     sentences = evidence(result)
-    assert sentences[0] == ("fp32 (TF32 off) matmul 8192x8192: 18.00 TFLOP/s (median of 9 x 4 calls), 92% of the "
+    assert sentences[0] == ("fp32 (TF32 off) matmul 8192x8192: 18 TFLOP/s (median of 9 x 4 calls), 92% of the "
                             "19.5 TFLOP/s datasheet peak.")
     assert any(s.startswith("fp8: not measured, no FP8 tensor cores") for s in sentences)
     assert any("fp32 3.0e-07, bf16 3.0e-03" in s for s in sentences)

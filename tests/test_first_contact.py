@@ -104,3 +104,67 @@ def test_a_missing_path_is_one_error_line(tmp_path: Path) -> None:
     assert result.stderr == "precisionlint: error: nope.yaml: no such file or directory\n"
     statistics = run(["check", "--statistics", "nope.yaml"], tmp_path)
     assert (statistics.returncode, statistics.stdout) == (2, "")
+
+
+ACCELERATE_FP8 = "compute_environment: LOCAL_MACHINE\ndistributed_type: MULTI_GPU\nmixed_precision: fp8\n"
+LIGHTNING_FP8 = "trainer:\n  accelerator: gpu\n  precision: transformer-engine\nmodel:\n  lr: 0.1\n"
+
+
+@pytest.mark.parametrize("priority", [[], ["--priority", "speed"]])
+def test_advise_keeps_fp8_where_every_target_runs_it(tmp_path: Path, priority: list[str]) -> None:
+    for name, text in (("accelerate.yaml", ACCELERATE_FP8), ("lightning.yaml", LIGHTNING_FP8)):
+        (tmp_path / name).write_text(text)
+        result = run(["advise", "--gpu", "H100", *priority, "--write", name], tmp_path)
+        assert result.returncode == 0, result.stderr
+        assert "nothing to change" in result.stdout and (tmp_path / name).read_text() == text
+    shown = run(["advise", "--gpu", "H100", "--config", "accelerate.yaml"], tmp_path).stdout
+    assert "The configuration trains in FP8: does every target run it? yes: kept" in shown
+    assert "mixed_precision: fp8" in shown and "te.fp8_autocast(enabled=True" in shown
+    assert 'precision = "transformer-engine"' in shown
+
+
+def test_advise_replaces_fp8_where_a_target_lacks_it(tmp_path: Path) -> None:
+    (tmp_path / "accelerate.yaml").write_text(ACCELERATE_FP8)
+    result = run(["advise", "--gpu", "H100", "--gpu", "A100", "--write", "accelerate.yaml", "--diff"], tmp_path)
+    assert "-mixed_precision: fp8\n+mixed_precision: bf16\n" in result.stdout
+    accuracy = run(["advise", "--gpu", "H100", "--priority", "accuracy", "--config", "accelerate.yaml"], tmp_path)
+    assert "yes, but accuracy comes first" in accuracy.stdout
+
+
+def test_the_fleet_step_names_only_the_cards_without_bf16() -> None:
+    result = run(["advise", "--gpu", "A100", "--gpu", "V100"], ROOT)
+    flat = " ".join(result.stdout.split())
+    assert "? no: V100 SXM2 (Volta, cc 7.0) (not A100 SXM, which has it)" in flat
+
+
+def test_a_trainer_config_table_is_named_as_written(tmp_path: Path) -> None:
+    (tmp_path / "train.toml").write_text('[trainer_config]\nprecision = "16-mixed"\n')
+    result = run(["check", "--gpu", "A100", "train.toml"], tmp_path)
+    assert "([trainer_config] precision='16-mixed')" in result.stdout
+    assert "Lightning precision" not in result.stdout
+
+
+def test_measured_figures_use_one_precision(monkeypatch: pytest.MonkeyPatch) -> None:
+    from precisionlint import advisor
+
+    assert advisor._figure(0.08945) == "0.0895" and advisor._figure(989.4) == "989"
+    source = Path(advisor.__file__).read_text()
+    assert "{t.tflops:.2f}" not in source  # the median is shown as its range is, by _figure
+
+
+@pytest.mark.parametrize("columns", range(8, 61))
+def test_the_progress_bar_never_cuts_a_word(columns: int) -> None:
+    import io
+
+    from precisionlint.progress import Progress
+
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    stream = Terminal()
+    bar = Progress(300, stream, delay=0, width=columns, clock=lambda: 0.0)
+    bar.advance(12)
+    line = stream.getvalue().rsplit("\r", 1)[-1]
+    assert len(line) < columns
+    assert line == "" or line.endswith((" files", "/300"))

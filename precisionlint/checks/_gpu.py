@@ -176,6 +176,8 @@ def instead(setting: Setting, dtype: str) -> str:
 def framework_label(setting: Setting) -> str:
     """How a message names the framework that reads the setting: its own title ("NeMo (Megatron)",
     "SpeechBrain"), not the internal name of its table ("nemo")."""
+    if setting.scope == "trainer_config":  # the table the user wrote, not the Trainer it is handed to
+        return "[trainer_config]"
     short = {"lightning": "Lightning", "hf": "Transformers", "accelerate": "Accelerate", "deepspeed": "DeepSpeed",
              "torch": "PyTorch", "composer": "Composer", "nemo": "NeMo"}.get(setting.framework)
     if short is not None:
