@@ -608,7 +608,8 @@ def snippets(rec: Recommendation) -> dict[str, str]:
 
     if rec.fp8:
         # Transformers has no FP8 argument: bf16 in the arguments, FP8 from the Accelerate launch.
-        transformers = transformers.replace("args = ", "# FP8: accelerate launch --mixed_precision fp8 train.py\nargs = ")
+        launch = "# FP8: accelerate launch --mixed_precision fp8 train.py\n"
+        transformers = transformers.replace("args = ", launch + "args = ")
         accelerate = ("mixed_precision: fp8  # needs Transformer Engine, torchao or MS-AMP installed\n"
                       "# or on the command line: accelerate launch --mixed_precision fp8 train.py\n")
         # DeepSpeed has no FP8 switch: its bf16 block, and FP8 from Transformer Engine layers in the model.
