@@ -339,9 +339,15 @@ def discover(
             fs_prefix = "" if base == "." else os.path.join(base, "")
             # Relative to the root once per directory, not once per file (resolve() is a syscall per part).
             relative_base: str | None = None
+            walk_exclude = list(exclude)
             if exclude:
                 relative_base = relative_to_root(path)
                 relative_base = "" if relative_base == "." else relative_base + "/"
+                if relative_base and not force_exclude:
+                    # A directory named on the command line is checked even where an exclude covers it, as a
+                    # named file is (and as ruff walks a named folder): a pattern that covers the folder itself
+                    # prunes nothing below it. `check rules/x` in a clone that excludes rules/ checks rules/x.
+                    walk_exclude = [p for p in exclude if not _excluded(relative_base.rstrip("/"), [p])]
             excluded_dirs: dict[str, bool] = {}
             for name in sorted(names):
                 fmt = format_of(name)
@@ -358,7 +364,7 @@ def discover(
                     if hidden:
                         continue
                 fs_path = fs_prefix + name
-                if relative_base is not None and _excluded(relative_base + name, exclude):
+                if relative_base is not None and walk_exclude and _excluded(relative_base + name, walk_exclude):
                     continue
                 if listed is not None:  # git lists links as they are committed, broken or not
                     try:

@@ -169,3 +169,13 @@ def test_check_at_the_root_of_a_clone_leaves_out_the_rule_cases() -> None:
     assert "Found 10 findings (4 errors, 5 warnings, 1 info)" in result.stdout, result.stdout
     listed = run(["check", "--show-files", "."], ROOT).stdout.splitlines()
     assert listed and not any(path.startswith("rules/") for path in listed)
+
+
+def test_a_named_folder_inside_an_excluded_one_is_checked(project: Path) -> None:
+    """As ruff walks a folder named on the command line: `check rules/x` in a clone that excludes rules/ checks
+    rules/x (from the root or from inside it); `check .` still leaves rules/ out; --force-exclude keeps it out."""
+    (project / "pyproject.toml").write_text('[tool.precisionlint]\nextend-exclude = ["configs/"]\n')
+    assert codes(run(["check", "."], project).stdout) == ["PL203", "PL204", "PL206", "PL207", "PL208", "PL209"]
+    assert len(codes(run(["check", "configs"], project).stdout)) == 4
+    assert len(codes(run(["check", "."], project / "configs").stdout)) == 4
+    assert codes(run(["check", "--force-exclude", "configs"], project).stdout) == []
