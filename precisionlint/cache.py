@@ -136,9 +136,11 @@ def _encode(finding: Finding) -> list[Any]:
         else [fix.description, fix.applicability, [[e.start, e.end, e.replacement] for e in fix.edits]]
     )
     row: list[Any] = [finding.code, finding.name, int(finding.severity), *finding.span, finding.message, encoded_fix]
-    if finding.related or finding.cell is not None:  # cross-file findings, notebooks: after the fixed fields
+    if finding.related or finding.cell is not None or finding.notes:  # after the fixed fields
         row.append([[r.path, *r.span, r.message] for r in finding.related])
         row.append(finding.cell)
+        if finding.notes:
+            row.append(list(finding.notes))
     return row
 
 
@@ -146,6 +148,7 @@ def _decode(row: list[Any], path: str) -> Finding:
     code, name, severity, line, column, end_line, end_column, message, fix = row[:9]
     related = tuple(Related(r[0], Span(*r[1:5]), r[5]) for r in row[9]) if len(row) > 9 else ()
     cell = row[10] if len(row) > 10 else None
+    notes = tuple(row[11]) if len(row) > 11 else ()
     return Finding(
         code=code,
         name=name,
@@ -156,6 +159,7 @@ def _decode(row: list[Any], path: str) -> Finding:
         fix=None if fix is None else Fix(fix[0], fix[1], tuple(Edit(*edit) for edit in fix[2])),
         related=related,
         cell=cell,
+        notes=notes,
     )
 
 

@@ -105,9 +105,18 @@ class Finding(NamedTuple):
     fix: Fix | None = None
     related: tuple[Related, ...] = ()  # other locations the finding names (other files', earlier ones)
     cell: int | None = None  # notebooks: the code cell (from 1) whose line `span` counts, as ruff reports it
+    # Why, and from what evidence: the explanation of the message and the provenance of its conclusion (which
+    # framework reads the setting, and why we think so). Shown as `note:` lines under the finding, so that the
+    # message itself says only what is wrong and what to do.
+    notes: tuple[str, ...] = ()
 
     def sort_key(self) -> tuple[str, int, int, int, str]:
         return (self.path, self.cell or 0, self.span.line, self.span.column, self.code)
+
+    def described(self) -> str:
+        """The message with its notes, for outputs that hold one text per finding (GitHub annotations, SARIF,
+        JUnit, an editor's diagnostic)."""
+        return f"{self.message} ({'; '.join(self.notes)})" if self.notes else self.message
 
     def to_json(self) -> dict[str, Any]:
         data = {
@@ -126,6 +135,8 @@ class Finding(NamedTuple):
             data["related"] = [r.to_json(self.path) for r in self.related]
         if self.cell is not None:
             data["cell"] = self.cell
+        if self.notes:  # only where there is some, as "related"
+            data["notes"] = list(self.notes)
         return data
 
 

@@ -168,3 +168,20 @@ def test_the_progress_bar_never_cuts_a_word(columns: int) -> None:
     line = stream.getvalue().rsplit("\r", 1)[-1]
     assert len(line) < columns
     assert line == "" or line.endswith((" files", "/300"))
+
+
+def test_findings_are_short_and_their_evidence_is_a_note() -> None:
+    """The first line of a finding says what is wrong and what to do; why, and on what evidence a file was read
+    as a framework's, follow as note lines (and in JSON as "notes")."""
+    result = run(["check", "--no-cache", "--output-format", "concise", "."], EXAMPLE)
+    lines = result.stdout.splitlines()
+    findings = [line for line in lines if ": PL" in line]
+    assert len(findings) == 10 and max(len(line) for line in findings) <= 240
+    legacy = lines.index(next(line for line in findings if "PL102" in line))
+    assert lines[legacy + 2] == ("  note: read as Lightning's because of `trainer:` with Lightning Trainer arguments "
+                                 "only beside `model:`/`data:`")
+    data = json.loads(run(["check", "--no-cache", "--output-format", "json", "configs/lightning.yaml"],
+                          EXAMPLE).stdout)
+    assert "read as" not in data[0]["message"] and data[0]["notes"][0].startswith("read as Lightning's")
+    github = run(["check", "--no-cache", "--output-format", "github", "configs/lightning.yaml"], EXAMPLE).stdout
+    assert "(read as Lightning's because of" in github  # one text per annotation: the notes travel with it

@@ -120,7 +120,7 @@ def test_no_fix_when_the_clip_shares_its_line() -> None:
 
 def test_deprecated_message_gives_the_replacement() -> None:
     (finding,) = run("PL207", "import torch\nwith torch.cuda.amp.autocast():\n    pass\n")
-    assert 'torch.amp.autocast("cuda", ...)' in finding.message and "FutureWarning" in finding.message
+    assert 'torch.amp.autocast("cuda", ...)' in finding.message and "FutureWarning" in finding.notes[0]
 
 
 def test_missing_scaler_advice_names_the_device_where_float16_runs() -> None:
@@ -129,10 +129,10 @@ def test_missing_scaler_advice_names_the_device_where_float16_runs() -> None:
     source = (Path(__file__).resolve().parent.parent / "rules" / "missing-grad-scaler" / "bad_device_arm.py")
     (finding,) = run("PL201", source.read_text())
     assert "float16 when `device.type in [\"cuda\", \"cpu\"]` is false" in finding.message
-    assert "torch.amp.GradScaler(device.type, enabled=" in finding.message
-    assert '"cuda"' not in finding.message.split("use `scaler", 1)[1]
+    assert "torch.amp.GradScaler(device.type, enabled=" in finding.described()
+    assert '"cuda"' not in finding.described().split("the scaler: `scaler", 1)[1]
     (known,) = run("PL201", "import torch\nwith torch.autocast('cuda'):\n    loss = f()\nloss.backward()\n")
-    assert 'torch.amp.GradScaler("cuda", enabled=' in known.message
+    assert 'torch.amp.GradScaler("cuda", enabled=' in known.described()
 
 
 def test_deprecated_name_only_in_annotations_is_a_note() -> None:
@@ -147,9 +147,9 @@ def test_deprecated_name_only_in_annotations_is_a_note() -> None:
         "    lst: GradScaler = scaler\n"
     )
     (finding,) = run("PL207", annotated)
-    assert finding.severity is Severity.INFO and "only in type annotations" in finding.message
+    assert finding.severity is Severity.INFO and "only in type annotations" in finding.described()
     (finding,) = run("PL207", annotated + "scaler = GradScaler()\n")
-    assert finding.severity is Severity.WARNING and "annotations" not in finding.message
+    assert finding.severity is Severity.WARNING and "annotations" not in finding.described()
     (finding,) = run("PL207", "import torch\ns = torch.cuda.amp.GradScaler()\n")
     assert finding.severity is Severity.WARNING
     # one import of two names: the one used only in an annotation does not make a note of the other's call

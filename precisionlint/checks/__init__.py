@@ -189,6 +189,9 @@ class CheckContext:
         severity: Severity | None = None,
         related: tuple[Related, ...] = (),
     ) -> Finding:
+        """A finding of this rule. A message is what is wrong and what to do; each further line of it (after a
+        newline: the rule's explanation, the evidence for its reading of the file) becomes a note."""
+        message, *notes = message.split("\n")
         origins = self.document.__dict__.get("_value_origins")
         origin = origins.get(span) if origins else None
         if origin is not None:
@@ -208,9 +211,10 @@ class CheckContext:
             severity=severity if severity is not None else self.rule.severity,
             path=self.document.path,
             span=span,
-            message=message,
+            message=message.strip(),
             fix=fix,
             related=related,
+            notes=tuple(note.strip() for note in notes if note.strip()),
         )
 
 

@@ -18,7 +18,7 @@ def hedge(setting: Setting, title: str) -> str:
     """'' for a certain attribution, else a clause naming the evidence."""
     if certain(setting) or not setting.evidence:
         return ""
-    return f" (read as {title}'s because of {setting.evidence})"
+    return f"\nread as {title}'s because of {setting.evidence}"  # a note line (CheckContext.report)
 
 
 def at_most_warning(setting: Setting, severity: Severity) -> Severity:

@@ -65,7 +65,8 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
             remedy = "call backward from outside the decorated function"
         yield ctx.report(
             event.span,
-            f"backward runs inside {where}: PyTorch recommends exiting autocast before backward (backward ops "
-            f"already use the dtypes autocast chose for the forward); {remedy}",
+            f"backward runs inside {where}; {remedy}"
+            "\nPyTorch recommends exiting autocast before backward: backward ops already use the dtypes autocast "
+            "chose for the forward",
             severity=None if use.region.enabled is True and not in_tests else Severity.INFO,
         )

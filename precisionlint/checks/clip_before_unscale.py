@@ -100,10 +100,10 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
             after = f" in `{other.scope.qualname}`, line {other.span.line}"
         yield ctx.report(
             clip.span,
-            f"gradients are clipped while still multiplied by the loss scale of `{text}` (scaled backward{after}, "
-            "no `unscale_` before this clip on some path): once `step` unscales them they are clipped to "
-            f"max_norm / scale, far too small; call `{text}.unscale_({optimizer or 'optimizer'})` right before "
-            "clipping",
+            f"gradients are clipped while still multiplied by the loss scale of `{text}`; call "
+            f"`{text}.unscale_({optimizer or 'optimizer'})` right before clipping"
+            f"\nscaled backward{after}, and no `unscale_` before this clip on some path: once `step` unscales the "
+            "gradients they have been clipped to max_norm / scale, far too small",
             fix=_fix(model, scaler, clip, text),
             severity=None if scaler.enabled is True else Severity.WARNING,
         )

@@ -119,14 +119,15 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
         old = [(alias.name, d) for alias, d in record.names if d is not None]
         listed = ", ".join(f"`{record.module}.{name}`" for name, _ in old)
         advice = ", ".join(dict.fromkeys(d.advice for _, d in old))
-        verb = "is deprecated and warns" if len(old) == 1 else "are deprecated and warn"
+        verb, warns = ("is", "it warns") if len(old) == 1 else ("are", "they warn")
         typing_only = annotations.only_in_annotations(
             [alias.asname or alias.name for alias, d in record.names if d is not None])
         found.append(
             (
                 record.span,
-                f"{listed} {verb} on every call since PyTorch 2.4 (FutureWarning){when}"
-                f"{_typing_only('it' if len(old) == 1 else 'them') if typing_only else ''}; use {advice}",
+                f"{listed} {verb} deprecated; use {advice}"
+                f"\n{warns} on every call since PyTorch 2.4 (FutureWarning){when}"
+                f"{_typing_only('it' if len(old) == 1 else 'them') if typing_only else ''}",
                 "Import from `torch.amp` and pass the device",
                 max(_NEEDS[d.kind] for _, d in old),
                 deprecated_import_fix(model, record),
@@ -138,8 +139,8 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
         found.append(
             (
                 use.span,
-                f"`{use.qualname}` is deprecated and warns on every call since PyTorch 2.4 (FutureWarning){when}; "
-                f"use {advice}",
+                f"`{use.qualname}` is deprecated; use {advice}"
+                f"\nit warns on every call since PyTorch 2.4 (FutureWarning){when}",
                 f"Use `{advice}`",
                 _NEEDS[use.deprecated.kind],
                 deprecated_use_fix(model, use),

@@ -90,9 +90,9 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
             yield ctx.report(
                 model.positions.span(call),
                 f"{chooses} when `torch.cuda.is_bf16_supported()` is True, and on {names(lacking)} it is True "
-                "through emulation (no bfloat16 tensor cores): the program then computes in emulated bf16, slower than "
-                "float16; "
-                "pass `including_emulation=False` (or test `torch.cuda.get_device_capability() >= (8, 0)`)",
+                "through emulation; pass `including_emulation=False`"
+                "\nwith no bfloat16 tensor cores the program then computes in emulated bf16, slower than float16"
+                "\nor test `torch.cuda.get_device_capability() >= (8, 0)`",
                 fix=_fix(ctx, call),
                 severity=Severity.INFO if in_tests else None,
             )

@@ -58,9 +58,9 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
             continue
         yield ctx.report(
             region.span,
-            "autocast on cuda without dtype= runs float16, which needs a GradScaler for training and overflows "
-            "above 65504; write dtype=torch.float16 to make that explicit, or dtype=torch.bfloat16 on compute "
-            "capability 8.0+ GPUs",
+            "autocast on cuda without dtype= runs float16; write dtype=torch.float16 to make that explicit, or "
+            "dtype=torch.bfloat16 on compute capability 8.0+ GPUs"
+            "\nfloat16 needs a GradScaler for training and overflows above 65504",
         )
 
 

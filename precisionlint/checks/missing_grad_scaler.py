@@ -92,9 +92,10 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
         yield ctx.report(
             event.span,
             f"`{loss}` is computed under {_describe(ctx, region)} (line {region.line}) and backpropagated without "
-            "a GradScaler: float16 gradients below ~6e-8 flush to zero and training silently stalls; use "
-            f"`scaler = torch.amp.GradScaler({_scaler_device(region)}, enabled=(dtype == torch.float16))`, "
-            "`scaler.scale(loss).backward()`, `scaler.step(optimizer)`, `scaler.update()` (or autocast to bfloat16)",
+            "a GradScaler; scale it with a torch.amp.GradScaler (or autocast to bfloat16)"
+            "\nfloat16 gradients below ~6e-8 flush to zero and training silently stalls"
+            f"\nthe scaler: `scaler = torch.amp.GradScaler({_scaler_device(region)}, enabled=(dtype == "
+            "torch.float16))`, `scaler.scale(loss).backward()`, `scaler.step(optimizer)`, `scaler.update()`",
             severity=Severity.INFO if in_tests else None if definite else Severity.WARNING,
         )
 

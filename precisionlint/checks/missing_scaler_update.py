@@ -68,9 +68,9 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
             yield ctx.report(
                 step.span,
                 f"`{step.scaler_text}.step(...)` is never followed by `{step.scaler_text}.update()` in this loop or "
-                'function: the loss scale never adapts and the next step raises RuntimeError ("step() has already '
-                f'been called since the last update()"); call `{step.scaler_text}.update()` once per iteration '
-                "after the last step",
+                f"function; call `{step.scaler_text}.update()` once per iteration after the last step"
+                '\nthe loss scale never adapts, and the next step raises RuntimeError ("step() has already been '
+                'called since the last update()")',
                 severity=None if scaler.enabled is True else Severity.WARNING,
             )
 

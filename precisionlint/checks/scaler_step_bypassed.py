@@ -70,8 +70,8 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
             after = f" (in `{other.scope.qualname}`, line {other.span.line})"
         yield ctx.report(
             step.span,
-            f"`{optimizer}.step()` after the backward of a loss scaled by `{text}`{after} bypasses the GradScaler: "
-            f"it {effect}; "
-            f"call `{text}.step({optimizer})` and then `{text}.update()` instead",
+            f"`{optimizer}.step()` after the backward of a loss scaled by `{text}`{after} bypasses the GradScaler; "
+            f"call `{text}.step({optimizer})` and then `{text}.update()` instead"
+            f"\nit {effect}",
             severity=None if scaler.enabled is True else Severity.WARNING,
         )

@@ -80,8 +80,9 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
         fix = remove_entry(setting, f"Remove {setting.key_path[-1]}", safe=True)
         yield ctx.report(
             setting.span,
-            f"tf32_matmul_precision={setting.value!r} has almost no effect with precision={precision.value!r}: "
-            f"autocast already runs matmuls in {dtype}; the setting only reaches float32 matmuls outside "
-            f"autocast. Remove it",
+            f"tf32_matmul_precision={setting.value!r} has almost no effect with precision={precision.value!r}; "
+            "remove it"
+            f"\nautocast already runs matmuls in {dtype}; the setting only reaches float32 matmuls outside "
+            "autocast",
             fix=fix,
         )

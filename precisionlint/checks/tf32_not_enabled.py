@@ -93,7 +93,8 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
                else 'torch.set_float32_matmul_precision("high")')
         yield ctx.report(
             setting.span,
-            f"float32 training ({framework_label(setting)} {shown(setting)}) on {names(faster)} with float32 "
-            f"matmuls at PyTorch's default 'highest' (TF32 off): TF32 runs them {gain:.0f}x faster (datasheet); "
-            f"write {how} to use it, or 'highest' to record that full float32 is intended",
+            f"float32 training ({framework_label(setting)} {shown(setting)}) on {names(faster)} with TF32 off; "
+            f"write {how} to use it, or 'highest' to record that full float32 is intended"
+            f"\nfloat32 matmuls run at PyTorch's default 'highest'; TF32 runs them {gain:.0f}x faster on "
+            f"{names(faster)} (datasheet)",
         )

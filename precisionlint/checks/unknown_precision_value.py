@@ -110,8 +110,7 @@ def _report(ctx: CheckContext, setting: Setting) -> Finding:
     note = ""
     if setting.framework == "lightning" and suggestions:
         suggestions, note = _lightning_for_pins(ctx, suggestions)
-    problem = (f"{vocabulary.title} rejects {vocabulary.key} {_shown(value, setting.format)}: it {vocabulary.rejection}"
-               f"{hedge(setting, vocabulary.title)}")
+    problem = f"{vocabulary.title} rejects {vocabulary.key} {_shown(value, setting.format)}: it {vocabulary.rejection}"
     fix = None
     fmt = setting.format
     if len(suggestions) == 1:
@@ -124,7 +123,8 @@ def _report(ctx: CheckContext, setting: Setting) -> Finding:
     else:
         hint = "valid values are " + ", ".join(_shown(v, fmt) for v in vocabulary.accepted)
     severity = Severity.ERROR if certain(setting) else Severity.WARNING
-    return ctx.report(setting.span, f"{problem}; {hint}", fix=fix, severity=severity)
+    return ctx.report(setting.span, f"{problem}; {hint}{hedge(setting, vocabulary.title)}", fix=fix,
+                      severity=severity)
 
 
 # Lightning 2.x spellings and the Lightning 1.x value that means the same (absent: none in 1.x).

@@ -44,7 +44,7 @@ def format_finding(finding: Finding) -> str:
         properties.append(("endLine", str(span.end_line)))
     properties.append(("title", f"{finding.code} {finding.name}"))
     props = ",".join(f"{key}={escape_property(value)}" for key, value in properties)
-    return f"::{_COMMAND[finding.severity]} {props}::{escape_data(finding.message)}"
+    return f"::{_COMMAND[finding.severity]} {props}::{escape_data(finding.described())}"
 
 
 def render(findings: list[Finding], stream: TextIO, options: RenderOptions) -> None:

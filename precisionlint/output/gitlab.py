@@ -42,7 +42,7 @@ def issues(findings: list[Finding]) -> list[dict[str, Any]]:
         seen[base] = occurrence + 1
         fingerprint = hashlib.sha256(f"{base}\0{occurrence}".encode("utf-8", "surrogateescape")).hexdigest()
         result.append({
-            "description": f"{finding.code} {finding.message}",
+            "description": f"{finding.code} {finding.described()}",
             "check_name": f"{finding.code} {finding.name}",
             "fingerprint": fingerprint,
             "severity": SEVERITY[finding.severity],

@@ -39,5 +39,7 @@ def render(findings: list[Finding], stream: TextIO, options: RenderOptions) -> N
             if finding.fix is not None and finding.fix.edits:
                 note = "" if finding.fix.applicability == "safe" else " (unsafe fix)"
                 stream.write("    " + style("help:", fg="cyan") + f" {finding.fix.description}{note}\n")
+            for text in finding.notes:
+                stream.write("    " + style("note:", dim=True) + f" {text}\n")
         stream.write("\n")
     write_summary(findings, stream, options, style)

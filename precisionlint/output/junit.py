@@ -33,7 +33,7 @@ def render(findings: list[Finding], stream: TextIO, options: RenderOptions) -> N
         for finding in found:
             span = finding.span
             case = quoteattr(_clean(f"{finding.code} {finding.name}"))
-            message = _clean(finding.message)
+            message = _clean(finding.described())
             out.append(f"    <testcase name={case} classname={name} file={name} line=\"{span.line}\">")
             out.append(f"      <failure message={quoteattr(message)} type={quoteattr(finding.severity.label)}>"
                        f"{escape(_clean(f'{path}:{span.line}:{span.column}: {finding.code} {message}'))}</failure>")

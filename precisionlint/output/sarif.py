@@ -168,7 +168,7 @@ def build_log(findings: Sequence[Finding], rules: Iterable[Rule], root: str | No
             "ruleId": finding.code,
             "ruleIndex": index[finding.code],
             "level": LEVEL[finding.severity],
-            "message": {"text": finding.message},
+            "message": {"text": finding.described()},
             "locations": [
                 {
                     "physicalLocation": {

@@ -2,8 +2,9 @@
 
     configs/train.yaml:3:14: PL101 [warning] [*] message (rule-name)
       help: what the fix does
+      note: why it matters, or the evidence for reading the file as a framework's
 
-followed by a summary. `[*]` marks a finding that `--fix` repairs (a safe fix), as in ruff. The `full`
+followed by a summary. The message says what is wrong and what to do; the rest is in the notes. `[*]` marks a finding that `--fix` repairs (a safe fix), as in ruff. The `full`
 variant (the default on a terminal) adds the source lines of each finding, its span underlined:
 
     configs/train.yaml:3:14: PL104 [warning] [*] message (rule-name)
@@ -66,6 +67,8 @@ def format_finding(finding: Finding, style: Style = _plain) -> str:
         # An unsafe fix is shown too: the user may still want it, but it is never applied silently.
         note = "" if finding.fix.applicability == "safe" else " (unsafe fix)"
         line += "\n  " + style("help:", fg="cyan") + f" {finding.fix.description}{note}"
+    for text in finding.notes:  # why, and on what evidence: below, so that the first line stays short
+        line += "\n  " + style("note:", dim=True) + f" {text}"
     return line
 
 
@@ -172,10 +175,10 @@ def render(findings: list[Finding], stream: TextIO, options: RenderOptions) -> N
         for finding in findings:
             if finding.path not in texts:
                 texts[finding.path] = source_text(finding.path, options)
-            head, _, help_line = format_finding(finding, style).partition("\n")
+            head, _, below = format_finding(finding, style).partition("\n")
             block = [head, *source_frame(finding, texts[finding.path], style)]
-            if help_line:
-                block.append(help_line)
+            if below:
+                block.append(below)
             stream.write("\n".join(block) + "\n\n")
     else:
         stream.writelines(format_finding(finding, style) + "\n" for finding in findings)

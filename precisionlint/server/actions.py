@@ -57,7 +57,7 @@ def rule_docs(findings: list[Finding]) -> str:
             continue
         seen.add(finding.code)
         rule = find_rule(finding.code)
-        header = f"**{finding.code} `{finding.name}`** ({finding.severity.label}): {finding.message}"
+        header = f"**{finding.code} `{finding.name}`** ({finding.severity.label}): {finding.described()}"
         if rule is None:
             parts.append(header)
             continue

@@ -92,7 +92,7 @@ def diagnostic(finding: Finding, where: types.Range,
         severity=_SEVERITIES[finding.severity],
         code=finding.code,
         source=SOURCE,
-        message=finding.message,
+        message=finding.described(),
         # The rule's name travels with the diagnostic, so that clients that show `data` (and the hover and code
         # actions, which match diagnostics back to findings) need not look the code up.
         data={"name": finding.name},

@@ -679,7 +679,7 @@ def _register_requests(server: PrecisionServer) -> None:
                     return None
                 codes = {d.code for d in found}
                 matching = [f for f in analysis.findings
-                            if f.code in codes and f.message in {d.message for d in found}]
+                            if f.code in codes and f.described() in {d.message for d in found}]
                 return hover_of(matching, found[0].range) if matching else None
             analysis = ls.current(uri, ls_snapshot)
             if analysis is None:
