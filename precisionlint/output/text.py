@@ -5,7 +5,8 @@
       note: why it matters, or the evidence for reading the file as a framework's
 
 followed by a summary. The message says what is wrong and what to do; the rest is in the notes. `[*]` marks a
-finding that `--fix` repairs (a safe fix), as in ruff. The `full` variant (the default on a terminal) adds the source lines of each finding, its span underlined:
+finding that `--fix` repairs (a safe fix), as in ruff. The `full` variant (the default on a terminal) adds the
+source lines of each finding, its span underlined:
 
     configs/train.yaml:3:14: PL104 [warning] [*] message (rule-name)
       |
