@@ -54,9 +54,11 @@ def test_json_output_fields(project: Path) -> None:
     assert result.returncode == 1
     assert [set(item) for item in data] == [
         {"schema_version", "code", "name", "severity", "path", "line", "column", "end_line", "end_column",
-         "message", "fix"}
+         "message", "fix", "notes"}
     ]
     item = data[0]
+    assert item["notes"] == ["autocast already runs matmuls in float16; the setting only reaches float32 matmuls "
+                             "outside autocast"]
     assert (item["code"], item["name"], item["severity"]) == ("PL104", "tf32-ignored-under-mixed-precision", "warning")
     assert (item["path"], item["line"], item["column"], item["end_line"], item["end_column"]) == (
         "configs/mixed.toml", 3, 25, 3, 31)

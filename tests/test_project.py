@@ -365,7 +365,7 @@ def test_deprecated_amp_api_is_a_note_where_no_declared_torch_warns(tmp_path: Pa
     [finding] = json.loads(_check(tmp_path, "--select", "deprecated-amp-api", "--output-format", "json",
                                   "train.py").stdout)
     assert finding["severity"] == severity
-    assert ("does not warn yet" in finding["message"]) == (severity == "info")
+    assert ("does not warn yet" in _said(finding)) == (severity == "info")
 
 
 def test_the_torch_of_an_official_base_image_is_a_pin(tmp_path: Path) -> None:
@@ -404,7 +404,7 @@ def test_the_torch_of_an_official_base_image_is_a_pin(tmp_path: Path) -> None:
     assert project_for(str(tmp_path / "conda" / "x.py")).version("torch") is None  # replaced, version unread
     result = _check(tmp_path, "--select", "deprecated-amp-api", "--output-format", "json", "bench")
     [finding] = json.loads(result.stdout)
-    assert finding["severity"] == "info" and "the declared torch==1.10 does not warn yet" in finding["message"]
+    assert finding["severity"] == "info" and "the declared torch==1.10 does not warn yet" in _said(finding)
 
 
 def test_an_nvidia_container_of_2023_or_before_holds_torch_below_2_3(tmp_path: Path) -> None:
@@ -424,7 +424,7 @@ def test_an_nvidia_container_of_2023_or_before_holds_torch_below_2_3(tmp_path: P
     assert project_for(str(tmp_path / "late" / "x.py")).version("torch") is None
     result = _check(tmp_path, "--select", "deprecated-amp-api", "--output-format", "json", "ssd")
     [finding] = json.loads(result.stdout)
-    assert finding["severity"] == "info" and "the declared torch<2.3 does not warn yet" in finding["message"]
+    assert finding["severity"] == "info" and "the declared torch<2.3 does not warn yet" in _said(finding)
 
 
 def test_a_part_s_own_requirements_file_is_read(tmp_path: Path) -> None:
@@ -491,3 +491,8 @@ def test_a_changed_environment_file_under_docker_is_never_answered_from_the_cach
     (tmp_path / "docker/environment.yml").write_text("dependencies:\n  - pytorch-lightning=2.2\n")
     second = _check(tmp_path, "--select", "legacy-precision-value", "--output-format", "json", "config.yaml")
     assert [f["code"] for f in json.loads(second.stdout)] == ["PL102"]
+
+
+def _said(finding: dict) -> str:
+    """A JSON finding's message and its notes (the explanation of a message is a note)."""
+    return " ".join([finding["message"], *finding.get("notes", [])])
