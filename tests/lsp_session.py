@@ -164,6 +164,12 @@ def check_json(path: Path, cwd: Path | None = None) -> list[dict[str, Any]]:
     return json.loads(done.stdout)
 
 
+def described(finding: dict[str, Any]) -> str:
+    """A JSON finding as an editor shows it: its message, its notes in parentheses (Finding.described)."""
+    notes = finding.get("notes") or []
+    return f"{finding['message']} ({'; '.join(notes)})" if notes else finding["message"]
+
+
 def assert_same_as_check(diagnostics: Sequence[types.Diagnostic], path: Path, cwd: Path | None = None) -> None:
     """The diagnostics are what `check` says, run from `cwd` (the file's folder; the workspace root where a
     message names another file by its path)."""
@@ -171,7 +177,7 @@ def assert_same_as_check(diagnostics: Sequence[types.Diagnostic], path: Path, cw
                   "info": types.DiagnosticSeverity.Information}
     expected = [
         (f["code"], severities[f["severity"]], f["line"] - 1, f["column"] - 1, f["end_line"] - 1,
-         f["end_column"] - 1, f["message"])
+         f["end_column"] - 1, described(f))
         for f in check_json(path, cwd)
     ]
     got = [

@@ -23,6 +23,7 @@ from tests.lsp_session import (  # noqa: E402
     check_json,
     client,
     code_actions,
+    described,
     diagnostics_where,
     edits_of,
     open_document,
@@ -67,7 +68,7 @@ async def test_a_notebook_opened_as_text_shows_findings_inside_its_cells(client:
     uri = open_document(client, path, text)
     [found] = await diagnostics_where(client, uri, lambda d: len(d) > 0)
     [expected] = check_json(path)
-    assert (found.code, found.message) == (expected["code"], expected["message"])
+    assert (found.code, found.message) == (expected["code"], described(expected))
     assert expected["cell"] == 2
     start = position_in_file(text, CELLS, expected["cell"], expected["line"], expected["column"])
     end = position_in_file(text, CELLS, expected["cell"], expected["end_line"], expected["end_column"])
@@ -109,7 +110,7 @@ async def test_notebook_cells_get_the_findings_of_check(client: LanguageClient, 
     got = (found.code, found.range.start.line + 1, found.range.start.character + 1, found.range.end.line + 1,
            found.range.end.character + 1, found.message)
     assert got == (expected["code"], expected["line"], expected["column"], expected["end_line"],
-                   expected["end_column"], expected["message"])
+                   expected["end_column"], described(expected))
     assert list(await diagnostics_where(client, uris[1], lambda d: True)) == []
     hover = await client.text_document_hover_async(types.HoverParams(
         text_document=types.TextDocumentIdentifier(uri=uris[2]), position=found.range.start))
