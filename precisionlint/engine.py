@@ -324,6 +324,9 @@ class EngineOptions:
 
 
 class FileResult:
+    # A run holds one for every file of the tree until it ends, most of them skipped: no __dict__ each.
+    __slots__ = ("display", "findings", "document", "internal_error", "skipped")
+
     def __init__(
         self,
         display: str,
@@ -461,15 +464,22 @@ def read_source(source: SourceFile, limits: Limits, opened: list[os.stat_result]
                 return _engine_finding(IO_ERROR, source.display, f"cannot read file: {why}")
             if opened is not None:
                 opened.append(described)
-            chunks = []
+            # One read of the size the file has (and one byte more, to see that it ends there): a fixed-size
+            # buffer, shrunk to each file, left the parent's heap fragmented by the thousands of files of a tree
+            # (64 MB of heap for 16,000 files, against 14 MB of live objects). A file that grew since is read on.
             remaining = limits.max_file_size + 1
-            while remaining > 0:
-                chunk = os.read(fd, min(remaining, 1 << 20))
+            want = min(remaining, described.st_size + 1)
+            chunk = os.read(fd, want)
+            chunks = [chunk]
+            remaining -= len(chunk)
+            while len(chunk) == want and remaining > 0:
+                want = min(remaining, 1 << 20)
+                chunk = os.read(fd, want)
                 if not chunk:
                     break
                 chunks.append(chunk)
                 remaining -= len(chunk)
-            data = b"".join(chunks)
+            data = chunks[0] if len(chunks) == 1 else b"".join(chunks)
         finally:
             os.close(fd)
     except OSError as exc:

@@ -35,6 +35,10 @@ if TYPE_CHECKING:
     from precisionlint.engine import FileResult, SourceFile
 
 AHEAD = 2  # chunks handed to a worker and not yet done: one to work on, one ready when it finishes
+# The bytes of files queued and not yet handed to a worker, past which `submit` waits for a worker to take a chunk:
+# the reading stays this far ahead of the workers at most, so that a run's memory does not grow with its tree
+# (without it the parent read a 4x corpus to the end while the workers were at its start: 265 MB of queued bytes).
+WINDOW_BYTES = 2 << 20
 _HEADER = 8  # bytes of a frame's length, before its pickled payload
 _READ = 1 << 20
 
@@ -46,7 +50,7 @@ class _Arena:
     reused from the start once the chunks that held it are done, so it stays about the size of the work in
     flight."""
 
-    REUSE_FROM = 32 << 20  # bytes written before space at the start is reused
+    REUSE_FROM = 1 << 20  # bytes written before space at the start is reused
 
     def __init__(self) -> None:
         if hasattr(os, "memfd_create"):
@@ -58,6 +62,7 @@ class _Arena:
             self.fd = os.dup(handle.fileno())
             handle.close()
         self.end = 0
+        self.size = 0  # the file's length: the end of the furthest bytes written
         self.live: dict[int, tuple[int, int]] = {}  # chunk number -> its range
 
     def put(self, number: int, data: list[bytes | None]) -> list[tuple[int, int] | None]:
@@ -66,6 +71,8 @@ class _Arena:
         start = self.end
         if start >= self.REUSE_FROM and all(low >= size for low, _ in self.live.values()):
             start = 0  # the start is free again
+            # and what lies past the chunks in flight is given back (a large file's bytes, done with)
+            self._shrink(max([size, *(high for _, high in self.live.values())]))
         while True:  # never over bytes a worker has yet to read: past any range in flight that it would overlap
             above = [high for low, high in self.live.values() if low < start + size and start < high]
             if not above:
@@ -73,6 +80,7 @@ class _Arena:
             start = max(above)
         self.live[number] = (start, start + size)
         self.end = start + size
+        self.size = max(self.size, self.end)
         joined = b"".join(d for d in data if d)
         written = 0
         while written < len(joined):
@@ -89,6 +97,14 @@ class _Arena:
 
     def done(self, number: int) -> None:
         self.live.pop(number, None)
+
+    def _shrink(self, length: int) -> None:
+        if length < self.size:
+            try:
+                os.ftruncate(self.fd, length)
+            except OSError:  # pragma: no cover - the memory stays with the file; nothing is lost
+                return
+            self.size = length
 
     def close(self) -> None:
         try:
@@ -125,6 +141,7 @@ class ForkPool:
         self.arena = _Arena()
         self.chunks: dict[int, list[int]] = {}  # chunk number -> the indices of its files, until done
         self.queue: deque[tuple[int, list[tuple[int, bytes | None]]]] = deque()  # not yet handed out
+        self.queued = 0  # the bytes of the chunks in `queue`
         self.numbered = 0
         self.first = 0  # the pid of the first worker, which forks the others
         self.workers: list[_Worker] = []
@@ -156,7 +173,11 @@ class ForkPool:
         """Queue a chunk: (index in sources, bytes read) per file. It is handed to a worker when one has room."""
         self.numbered += 1
         self.queue.append((self.numbered, files))
+        self.queued += sum(_size(data) for _, data in files)
         self.poll(None, None)
+        # Backpressure: wait until the workers have taken enough (unless none is left to take anything).
+        while self.queued > WINDOW_BYTES and any(w.alive for w in self.workers):
+            self.poll(None, None, timeout=None)
 
     def submit_rest(self, files: list[tuple[int, bytes | None]], smallest: int, largest: int) -> None:
         """Every file is read: queue the last ones, and cut what no worker has taken yet, largest files first,
@@ -167,6 +188,7 @@ class ForkPool:
         left.sort(key=lambda file: -_size(file[1]))
         self.queue.clear()
         remaining = sum(_size(data) for _, data in left)
+        self.queued = remaining
         parts = AHEAD * len(self.workers)
         chunk: list[tuple[int, bytes | None]] = []
         filled = 0
@@ -194,6 +216,7 @@ class ForkPool:
                 return
             worker = min(ready, key=lambda w: len(w.chunks))
             number, files = self.queue.popleft()
+            self.queued -= sum(_size(data) for _, data in files)
             where = self.arena.put(number, [data for _, data in files])
             task = [(index, self.sources[index], place) for (index, _), place in zip(files, where, strict=True)]
             payload = pickle.dumps((number, task), pickle.HIGHEST_PROTOCOL)
@@ -294,6 +317,7 @@ class ForkPool:
         undone: list[tuple[int, bytes | None]] = [file for _, files in self.queue for file in files]
         undone += [(index, None) for indices in self.chunks.values() for index in indices]
         self.queue.clear()
+        self.queued = 0
         self.close()
         return sorted(undone, key=lambda file: file[0])
 

@@ -160,3 +160,31 @@ def test_largest_files_are_handed_out_first_once_all_are_read(tmp_path: Path, mo
     assert _summary(check_sources(sources, options, jobs=2)) == _summary(check_sources(sources, options, jobs=1))
     assert len(handed) == len(sizes)
     assert handed == sorted(handed, reverse=True)
+
+
+def test_reading_waits_for_the_workers_so_queued_bytes_stay_within_a_window(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The parent reads no further ahead of the workers than a window of bytes: a tree many times the window
+    never has more than the window (and the chunk that crossed it) queued, and the results are those of one
+    process."""
+    sources = _tree(tmp_path, 600, SCRIPT + "# {index}" * 150 + "\n")
+    monkeypatch.setattr(parallel, "MIN_BYTES_FOR_POOL", 1)
+    monkeypatch.setattr(parallel, "CHUNK_BYTES", 2_000)
+    monkeypatch.setattr(fork_pool, "WINDOW_BYTES", 10_000, raising=False)
+    queued: list[int] = []
+    submit = fork_pool.ForkPool.submit
+
+    def watched(self: fork_pool.ForkPool, files: list[tuple[int, bytes | None]]) -> None:
+        submit(self, files)
+        queued.append(sum(len(data or b"") for _, chunk in self.queue for _, data in chunk))
+
+    monkeypatch.setattr(fork_pool.ForkPool, "submit", watched)
+    options = EngineOptions(rules=all_rules())
+    pooled = check_sources(sources, options, jobs=2)
+    total = sum(os.path.getsize(source.fs_path) for source in sources)
+    assert total > 40 * 10_000
+    assert len(queued) > 100
+    assert max(queued) <= 10_000 + 4_000
+    assert _summary(pooled) == _summary(check_sources(sources, options, jobs=1))
+    assert not _descendants()
