@@ -20,6 +20,9 @@ move less):
   check command      `precisionlint check --no-cache FILE` as a subprocess (what a save hook or a CLI-based
                      plugin pays for a changed file)
 
+With --server-only (`--changes 2000 --server-only`): the server alone, its latency and its resident memory after the
+warm-up and after each tenth of the changes; targets: p90 latency < 60 ms, memory growth < 10%.
+
 Target: median latency <= 150 ms on this machine. Medians and 90th percentiles are printed; the machine's load
 average is printed with them, since other work on a shared machine shows up in every number.
 
@@ -61,6 +64,8 @@ sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent))
 
 TARGET_MS = 150.0
+P90_MS = 60.0  # with --server-only: the 90th percentile of many changes
+GROWTH = 0.10  # with --server-only: the server's memory at the end against after the warm-up
 LINES = 2000
 WARM_UP = 3  # changes before the measured ones: imports, first parses
 
@@ -84,9 +89,10 @@ class Change(NamedTuple):
     text: str  # the whole text after this change and every one before it
 
 
-def typing(text: str, count: int) -> list[Change]:
+def typing(text: str, count: int, keep_text: bool = True) -> list[Change]:
     """`count` successive changes, each typing a comment at the end of a line in the script's second half (a
-    different line each time, so that no cache can answer)."""
+    different line each time, so that no cache can answer). Without `keep_text`, a change's `text` is empty (two
+    thousand whole texts are 160 MB of this process)."""
     lines = text.split("\n")
     changes = []
     for index in range(count):
@@ -94,13 +100,24 @@ def typing(text: str, count: int) -> list[Change]:
         inserted = f"  # edit {index}"
         character = len(lines[target])
         lines[target] += inserted
-        changes.append(Change(target, character, inserted, "\n".join(lines)))
+        changes.append(Change(target, character, inserted, "\n".join(lines) if keep_text else ""))
     return changes
 
 
 def percentile(values: list[float], fraction: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, round(fraction * (len(ordered) - 1)))]
+
+
+def rss_mb(pid: int) -> float:
+    """Resident memory of a process in MB (Linux; 0 elsewhere)."""
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return 0.0
 
 
 def cpu_ms(pid: int) -> float:
@@ -113,9 +130,10 @@ def cpu_ms(pid: int) -> float:
 
 
 async def server_latencies(path: Path, text: str, changes: list[Change], warm_up: int, debounce_ms: float | None,
-                           between: Callable[[Change], None]) -> tuple[list[float], list[float]]:
-    """Latency and server CPU per measured change; `between(change)` runs after each one (the in-process check
-    of the same text, so that both are measured under the same load, change by change)."""
+                           between: Callable[[Change], None]) -> tuple[list[float], list[float], list[float]]:
+    """Latency and server CPU per measured change, and the server's resident memory after the warm-up and after
+    each tenth of the changes; `between(change)` runs after each one (the in-process check of the same text, so
+    that both are measured under the same load, change by change)."""
     from lsprotocol import types
     from pygls.lsp.client import LanguageClient
 
@@ -163,16 +181,20 @@ async def server_latencies(path: Path, text: str, changes: list[Change], warm_up
     for version, change in enumerate(changes[:warm_up], start=2):  # warm-up changes, not counted
         await send(version, change)
     pid = client._server.pid if client._server is not None else 0  # the server's process
-    latencies, cpu = [], []
-    for version, change in enumerate(changes[warm_up:], start=2 + warm_up):
+    latencies, cpu, memory = [], [], [rss_mb(pid)]
+    measured = changes[warm_up:]
+    tenth = max(1, len(measured) // 10)
+    for number, (version, change) in enumerate(enumerate(measured, start=2 + warm_up), start=1):
         before = cpu_ms(pid)
         latencies.append(await send(version, change))
         cpu.append(cpu_ms(pid) - before)
         between(change)
+        if number % tenth == 0:
+            memory.append(rss_mb(pid))
     await client.shutdown_async(None)
     client.exit(None)
     await client.stop()
-    return latencies, cpu
+    return latencies, cpu, memory
 
 
 class InProcess:
@@ -224,6 +246,9 @@ def main() -> int:
     parser.add_argument("--changes", type=int, default=30)
     parser.add_argument("--debounce-ms", type=float, default=None, help="default: the server's own")
     parser.add_argument("--strict", action="store_true", help="exit 1 when the median misses the target")
+    parser.add_argument("--server-only", action="store_true",
+                        help="measure the server alone (no in-process check, parse or check command beside it): "
+                             "for long runs, e.g. --changes 2000 for its memory")
     args = parser.parse_args()
 
     text = training_script()
@@ -234,12 +259,29 @@ def main() -> int:
         path.write_text(text, encoding="utf-8")
         print(f"script: {text.count(chr(10)) + 1} lines; load average {os.getloadavg()[0]:.2f} "
               f"on {os.cpu_count()} cores")
-        changes = typing(text, WARM_UP + args.changes)
-        engine = InProcess(path, changes[:WARM_UP])
-        server, server_cpu = asyncio.run(server_latencies(path, text, changes, WARM_UP, args.debounce_ms, engine))
-        parse = parse_only(changes[WARM_UP:])
-        command = check_command(path, 5)
+        changes = typing(text, WARM_UP + args.changes, keep_text=not args.server_only)
+        if args.server_only:
+            server, server_cpu, memory = asyncio.run(server_latencies(path, text, changes, WARM_UP, args.debounce_ms,
+                                                                      lambda change: None))
+        else:
+            engine = InProcess(path, changes[:WARM_UP])
+            server, server_cpu, memory = asyncio.run(server_latencies(path, text, changes, WARM_UP,
+                                                                      args.debounce_ms, engine))
+            parse = parse_only(changes[WARM_UP:])
+            command = check_command(path, 5)
     debounce = "server default" if args.debounce_ms is None else f"{args.debounce_ms:g} ms"
+    growth = memory[-1] / memory[0] - 1 if memory[0] else 0.0
+    print("server resident memory after the warm-up, then after each tenth of the changes (MB): "
+          + " ".join(f"{value:.0f}" for value in memory) + f"; growth {growth:+.1%} (target < {GROWTH:.0%})")
+    if args.server_only:
+        for name, values in (("server: change -> diagnostics", server), ("server: CPU per change", server_cpu)):
+            print(f"{name:<58} median {statistics.median(values):7.1f} ms   p90 {percentile(values, 0.9):7.1f} ms   "
+                  f"(n={len(values)})")
+        p90 = percentile(server, 0.9)
+        met = p90 < P90_MS and growth < GROWTH
+        print(f"load average after: {os.getloadavg()[0]:.2f}")
+        print(f"target: p90 < {P90_MS:g} ms and memory growth < {GROWTH:.0%}: {'met' if met else 'MISSED'}")
+        return 1 if args.strict and not met else 0
     rows = [
         (f"server: change -> diagnostics (debounce: {debounce})", server),
         ("server: CPU time of the server process per change", server_cpu),

@@ -229,3 +229,32 @@ def test_the_server_command_is_listed_and_documented() -> None:
     assert "server" in listed.output
     helped = runner.invoke(main, ["server", "--help"])
     assert helped.exit_code == 0 and "language server" in helped.output
+
+
+def test_a_superseded_analysis_leaves_no_cyclic_garbage(project: Path) -> None:
+    """The server analyses a buffer at every change: what it lets go must be freed at once, not left in reference
+    cycles for the garbage collector (the script model's scopes and regions, ast.literal_eval's closures), or its
+    memory climbs with every change. Its fixes are still verified after the model is let go."""
+    import gc
+
+    script = ("import torch\nSTEPS = 10\nLR = (1e-3, -2)\nscaler = torch.cuda.amp.GradScaler()\n"
+              "def train(model, optimizer, data):\n    for x in data:\n        with torch.autocast('cuda'):\n"
+              "            loss = model(x)\n        scaler.scale(loss).backward()\n        scaler.step(optimizer)\n"
+              "        scaler.update()\n")
+    path = project / "train.py"
+    path.write_text(script)
+    configs = ProjectConfigs()
+    analyse(path, script, configs)  # the first: imports, caches
+    gc.collect()
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        for number in range(5):
+            analysis = analyse(path, script + f"# change {number}\n", configs)
+            assert analysis.findings
+            assert any(verified_fix(analysis, finding) for finding in analysis.findings if finding.fix)
+        del analysis
+        assert gc.collect() == 0
+    finally:
+        if collecting:
+            gc.enable()

@@ -178,3 +178,22 @@ def test_python_columns_count_characters_not_bytes() -> None:
 def test_python_unknown_trainer_is_not_lightning() -> None:
     text = "from mylib import Trainer\nTrainer(precision='fp16')\n"
     assert load_document("t.py", text, "python").settings == []
+
+
+@pytest.mark.parametrize("text", [
+    "1", "-2.5", "+3", "'a'", "b'x'", "None", "True", "(1, 'a', [2, {3: 4}])", "{1, 2}", "set()", "{}",
+    "1 + 2j", "-1 - 2j", "{'a': (1, -2)}", "[*a]", "{**d}", "x", "f(1)", "1 + 2", "2j + 1", "- 'a'", "set(1)",
+    "(1, x)", "not True", "...",
+])
+def test_the_cycle_free_literal_eval_gives_what_ast_literal_eval_gives(text: str) -> None:
+    import ast
+
+    from precisionlint.sources.literal import literal_eval
+
+    def outcome(evaluate):  # type: ignore[no-untyped-def]
+        try:
+            return "value", repr(evaluate(ast.parse(text, mode="eval").body))
+        except ValueError:
+            return "error", None
+
+    assert outcome(literal_eval) == outcome(ast.literal_eval)

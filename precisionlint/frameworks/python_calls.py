@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from precisionlint.frameworks import hf, mmengine
 from precisionlint.model import UNRESOLVED, Confidence, Document, Setting
+from precisionlint.sources.literal import literal_eval
 
 PENDING = "_unresolved_python_values"  # precisionlint.values.settings.PENDING
 
@@ -159,7 +160,7 @@ def literal_value(node: ast.expr, constants: dict[str, Any]) -> Any:
     if isinstance(node, ast.Name) and node.id in constants:
         return constants[node.id]
     try:
-        return ast.literal_eval(node)
+        return literal_eval(node)
     except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
         return UNRESOLVED
 

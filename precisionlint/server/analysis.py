@@ -14,6 +14,7 @@ A configuration that cannot be used is reported once and the defaults apply, so 
 
 from __future__ import annotations
 
+import gc
 import os
 import re
 from collections.abc import Sequence
@@ -220,6 +221,28 @@ def check_text(source: SourceFile, text: str, options: EngineOptions) -> FileRes
     return check_source(source, options, data=data)
 
 
+def _release_model(document: Document | None) -> None:
+    """Break the reference cycles of the script model the rules built on `document` (scopes and their parents,
+    regions and their uses), once its findings are taken. What an analysis keeps for later requests (the text,
+    the parsed document for verifying fixes) holds no cycle, so a superseded analysis is freed as soon as the
+    server lets it go: with the model kept, every change left about 28,000 objects in cycles for the collector
+    to find, and the server's memory climbed with every change (67 -> 277 MB over 300 changes of a 2,000-line
+    script). Fixes and suppressions check edited text afresh, with a model of their own."""
+    if document is None:
+        return
+    model = document.__dict__.get("_script_model")
+    if model is None:
+        return
+    collecting = gc.isenabled()
+    gc.disable()  # as engine.release: no collection walks the model while it is taken apart
+    try:
+        model.release()
+        del model
+    finally:
+        if collecting:
+            gc.enable()
+
+
 def analyse(path: Path, text: str, configs: ProjectConfigs, language_id: str | None = None) -> Analysis:
     """What `check PATH` would report if `text` were saved at `path`."""
     from precisionlint.discover import matches_any
@@ -239,6 +262,7 @@ def analyse(path: Path, text: str, configs: ProjectConfigs, language_id: str | N
     display = display_path(path, Path.cwd())
     with recording() as reads:
         result = check_text(SourceFile(str(path), display, fmt), text, settings.options)
+    _release_model(result.document)
     ignored = frozenset(ignored_codes(str(path), config))
     findings = sorted((f for f in result.findings if f.code not in ignored), key=Finding.sort_key)
     return Analysis(path, text, fmt, findings, result.document, settings, ignored,

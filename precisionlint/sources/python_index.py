@@ -24,6 +24,7 @@ from bisect import bisect_left
 from typing import Any
 
 from precisionlint.model import Document
+from precisionlint.sources.literal import literal_eval
 
 _ASSIGNS = (ast.Assign, ast.AnnAssign, ast.AugAssign)
 _BLOCK_FIELDS = ("body", "orelse", "finalbody")
@@ -189,7 +190,7 @@ class PythonIndex:
                     name = node.targets[0].id
                     if assigned.get(name) == 1:
                         try:
-                            values[name] = ast.literal_eval(node.value)
+                            values[name] = literal_eval(node.value)
                         except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
                             pass
             self._constants = values
