@@ -259,3 +259,42 @@ def test_cli_runner_output_has_no_bar(tmp_path: Path, monkeypatch: pytest.Monkey
     result = CliRunner().invoke(main, ["check", "."])
     assert result.exit_code == 1
     assert "\r" not in result.output and "files" not in result.output.splitlines()[0]
+
+
+# Modules only configs and precision values need: the registry asks each framework in turn whether a config is its
+# own. A Python file that calls no framework needs none of them.
+CONFIG_ONLY_FRAMEWORKS = {f"precisionlint.frameworks.{name}" for name in (
+    "registry", "lightning", "accelerate", "trainer_config", "axolotl", "composer", "detectron2", "fairseq", "nemo",
+    "neox", "speechbrain", "torchtune")}
+
+
+def imported_with_importtime(project: Path, *args: str) -> dict[str, int]:
+    """The modules a `check` run imports, with each one's own import time in microseconds, as `python -X
+    importtime` reports them (the standard library's site start-up excluded with -S)."""
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(project / "decoy"), str(ROOT)])}
+    result = subprocess.run([sys.executable, "-S", "-X", "importtime", "-m", "precisionlint", *args], cwd=project,
+                            env=env, capture_output=True, text=True, timeout=120)
+    assert result.returncode in (0, 1), result.stdout + result.stderr
+    found = {}
+    for line in result.stderr.splitlines():
+        if line.startswith("import time:"):
+            own, _, name = line[len("import time:"):].split("|")
+            if own.strip().isdigit():
+                found[name.strip()] = int(own)
+    return found
+
+
+def test_one_python_file_imports_no_framework_it_does_not_name(project: Path) -> None:
+    """-X importtime on one plain torch script (no framework's words) and on a file the prefilter rejects: no
+    framework registry, no config-only framework module; a rejected file is not even parsed. The heaviest own
+    import times are in the failure message."""
+    (project / "plain.py").write_text("import os\n\ndef main():\n    print(os.getcwd())\n")
+    for name, parsed in (("train.py", True), ("plain.py", False)):
+        modules = imported_with_importtime(project, "check", "--no-progress", "--no-cache", name)
+        heaviest = sorted(modules.items(), key=lambda item: -item[1])[:12]
+        assert "precisionlint.engine" in modules, heaviest
+        assert not CONFIG_ONLY_FRAMEWORKS & set(modules), (name, sorted(CONFIG_ONLY_FRAMEWORKS & set(modules)))
+        assert ("ast" in modules) == parsed, (name, heaviest)
+        assert not starts(set(modules), "torch") and "dataclasses" not in modules, heaviest
+    config = imported_with_importtime(project, "check", "--no-progress", "--no-cache", "train.toml")
+    assert "precisionlint.frameworks.registry" in config  # a config is attributed: the registry is what does it

@@ -13,22 +13,31 @@ value means. A mapping no framework claims yields no settings at all.
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from precisionlint.frameworks import accelerate, hf, lightning, trainer_config
-from precisionlint.frameworks.base import Facts, Mode, Row, Section, Vocabulary
-from precisionlint.frameworks.python_calls import (
-    CALLS,
-    Call,
-    dotted_name,
-    import_aliases,
-    literal_value,
-    python_settings,
-)
-from precisionlint.frameworks.registry import attribute, framework, title, vocabulary
 from precisionlint.model import UNRESOLVED, Document, Setting
 from precisionlint.sources import template_action
+
+if TYPE_CHECKING:
+    from precisionlint.frameworks.accelerate import MIXED_PRECISION as ACCELERATE_MIXED_PRECISION
+    from precisionlint.frameworks.base import Facts, Mode, Row, Section, Vocabulary
+    from precisionlint.frameworks.hf import HALF_PRECISION_BACKEND as HF_HALF_PRECISION_BACKEND
+    from precisionlint.frameworks.lightning import LEGACY as LIGHTNING_LEGACY
+    from precisionlint.frameworks.lightning import PRECISION as LIGHTNING_PRECISION
+    from precisionlint.frameworks.lightning import ROWS as LIGHTNING_TRAINER_ROWS
+    from precisionlint.frameworks.lightning import canonical as lightning_canonical
+    from precisionlint.frameworks.python_calls import (
+        CALLS,
+        Call,
+        dotted_name,
+        import_aliases,
+        literal_value,
+        python_settings,
+    )
+    from precisionlint.frameworks.registry import attribute, framework, title, vocabulary
+    from precisionlint.frameworks.trainer_config import ROWS as TRAINER_CONFIG_ROWS
 
 __all__ = [
     "ACCELERATE_MIXED_PRECISION", "CALLS", "Call", "Facts", "HF_HALF_PRECISION_BACKEND", "LIGHTNING_LEGACY",
@@ -38,18 +47,39 @@ __all__ = [
     "section_settings", "setting_vocabulary", "title", "vocabulary",
 ]
 
-# The names the rest of precisionlint has always imported from here.
-LIGHTNING_PRECISION = lightning.PRECISION
-LIGHTNING_LEGACY = lightning.LEGACY
-ACCELERATE_MIXED_PRECISION = accelerate.MIXED_PRECISION
-HF_HALF_PRECISION_BACKEND = hf.HALF_PRECISION_BACKEND
 TF32_MATMUL_PRECISION = ("highest", "high", "medium")
-TRAINER_CONFIG_ROWS = trainer_config.ROWS
-LIGHTNING_TRAINER_ROWS = lightning.ROWS
-lightning_canonical = lightning.canonical
+
+# The names the rest of precisionlint has always imported from here, each loaded from its module when first
+# asked for: a Python file that calls no framework needs python_calls (and hf, mmengine) at most, not the
+# registry and its fourteen framework modules, which only configs and precision values need (start-up).
+_LAZY: dict[str, tuple[str, str]] = {
+    "LIGHTNING_PRECISION": ("lightning", "PRECISION"),
+    "LIGHTNING_LEGACY": ("lightning", "LEGACY"),
+    "LIGHTNING_TRAINER_ROWS": ("lightning", "ROWS"),
+    "lightning_canonical": ("lightning", "canonical"),
+    "ACCELERATE_MIXED_PRECISION": ("accelerate", "MIXED_PRECISION"),
+    "HF_HALF_PRECISION_BACKEND": ("hf", "HALF_PRECISION_BACKEND"),
+    "TRAINER_CONFIG_ROWS": ("trainer_config", "ROWS"),
+    **{name: ("base", name) for name in ("Facts", "Mode", "Row", "Section", "Vocabulary")},
+    **{name: ("python_calls", name) for name in ("CALLS", "Call", "dotted_name", "import_aliases", "literal_value",
+                                                 "python_settings")},
+    **{name: ("registry", name) for name in ("attribute", "framework", "title", "vocabulary")},
+}
+
+
+def __getattr__(name: str) -> Any:
+    try:
+        module, attribute_name = _LAZY[name]
+    except KeyError:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), attribute_name)
+    globals()[name] = value
+    return value
 
 
 def setting_vocabulary(setting: Setting) -> Vocabulary | None:
+    from precisionlint.frameworks.registry import vocabulary
+
     return vocabulary(setting.framework, setting.name)
 
 
@@ -63,12 +93,17 @@ def precision_mode(setting: Setting) -> Mode | None:
     if found is not None:
         return found.mode(value)
     if setting.name in ("fp16", "bf16") and value is True:
+        from precisionlint.frameworks.base import Mode
+
         return Mode(setting.name, "mixed")
     return None
 
 
 def sections(root: Any, facts: Facts | None = None) -> Iterator[Section]:
     """The attributed sections of a config tree (precisionlint.sources.tree.Node)."""
+    from precisionlint.frameworks.base import Facts
+    from precisionlint.frameworks.registry import attribute
+
     return attribute(root, facts if facts is not None else Facts())
 
 
@@ -90,6 +125,9 @@ def _unresolved_in_config(text: str, start: int, value: Any) -> bool:
 
 def config_settings(document: Document, root: Any) -> list[Setting]:
     """Canonical settings of a config tree loaded from TOML, YAML or JSON: only those of attributed sections."""
+    from precisionlint.frameworks.base import Facts
+    from precisionlint.frameworks.registry import attribute
+
     settings: list[Setting] = []
     facts = Facts(document.path, document.text, document.format)
     for section in attribute(root, facts):
