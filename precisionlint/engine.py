@@ -325,7 +325,7 @@ class EngineOptions:
 
 class FileResult:
     # A run holds one for every file of the tree until it ends, most of them skipped: no __dict__ each.
-    __slots__ = ("display", "findings", "document", "internal_error", "skipped")
+    __slots__ = ("display", "findings", "document", "internal_error", "skipped", "unread")
 
     def __init__(
         self,
