@@ -13,6 +13,8 @@ under ROOT, one process per repository, and prints:
     python benchmarks/ecosystem.py ROOT --gpu A100 --select PL1        # extra options are passed to check
     python benchmarks/ecosystem.py ROOT --save counts.json             # keep per-rule counts ...
     python benchmarks/ecosystem.py ROOT --baseline counts.json         # ... and compare a later run with them
+    python benchmarks/ecosystem.py ROOT --attribution                  # also: configs attributed by their reader
+                                                                       # or their keys, launch lines, pin files
 
 The repositories' code is never copied anywhere: only file paths and findings are printed. Nothing is written
 to the repositories (no --fix).
@@ -67,6 +69,64 @@ def check_repository(exe: str, repo: Path, extra: list[str], timeout: float) -> 
     return findings, seconds, problem
 
 
+def attribution(exe: str, repo: Path, timeout: float) -> dict[str, int]:
+    """How the configs of a repository were attributed, from `check --show-frameworks`: sections whose reader a
+    script of the project names ("read by train.py:12 into ..."), sections attributed by their keys, and launch
+    lines whose flags the started script's parser reads ("passed to train.py, whose HfArgumentParser ...")."""
+    counts = {"by_reader": 0, "by_keys": 0, "launch_flags": 0, "unread": 0}
+    try:
+        done = subprocess.run([exe, "check", "--show-frameworks", "--no-progress", str(repo)], capture_output=True,
+                              text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return counts
+    for line in done.stdout.splitlines():
+        if "no framework identified" in line:
+            counts["unread"] += 1
+            continue
+        if not line.startswith("  ") or line.startswith("    ") or " - " not in line or " at line " not in line:
+            continue  # a setting's line, or a script's own call (no line: it is read in the script)
+        evidence = line.split(" - ", 1)[1]
+        if evidence.startswith("read by "):
+            counts["by_reader"] += 1
+        elif evidence.startswith("passed to "):
+            counts["launch_flags"] += 1
+        else:
+            counts["by_keys"] += 1
+    return counts
+
+
+def launches_and_pins(repo: Path) -> tuple[int, int, list[str]]:
+    """(launch lines in the repository's shell scripts, those whose script resolves in the project, the pin files
+    the project model reads, relative to the repository), read in this process with the precisionlint beside it."""
+    from precisionlint.project import Directory, display_path, project_for
+    from precisionlint.sources import load_document
+
+    lines = resolved = 0
+    pins: set[str] = set()
+    for folder, names, files in os.walk(repo):
+        names[:] = [n for n in names if not n.startswith(".") and n not in ("node_modules", "__pycache__")]
+        directory = Directory(folder)
+        pins.update(os.path.relpath(os.path.join(folder, n), repo) for n in directory.pin_files())
+        if directory.boundary:
+            pins.update(os.path.relpath(os.path.join(folder, n), repo) for n in directory.wide_files())
+        for name in files:
+            if not name.endswith(".sh"):
+                continue
+            path = os.path.join(folder, name)
+            try:
+                with open(path, encoding="utf-8", errors="replace") as handle:
+                    document = load_document(display_path(path), handle.read(), "shell")
+            except Exception:  # an unreadable script: check reports it, not this count
+                continue
+            project = project_for(path)
+            for launch in document.tree or []:
+                lines += 1
+                script = getattr(launch, "script", None)
+                if isinstance(script, str) and project.resolve(path, script) is not None:
+                    resolved += 1
+    return lines, resolved, sorted(pins)
+
+
 def shown(path: str, repo: Path) -> str:
     """`path` as check printed it (under `repo`, which was named absolutely) shown as `repo-name/relative`.
     Textual, never through symbolic links: resolving a link that points outside the repository (icefall has an
@@ -110,6 +170,9 @@ def main() -> int:
     parser.add_argument("--show-info", action="store_true", help="print info-level findings too")
     parser.add_argument("--save", type=Path, help="write per-rule and per-repository counts as JSON")
     parser.add_argument("--baseline", type=Path, help="compare per-rule counts with a file written by --save")
+    parser.add_argument("--attribution", action="store_true",
+                        help="also count configs attributed by their reader and by their keys, launch lines and "
+                             "the pin files read (runs check --show-frameworks once more per repository)")
     args, extra = parser.parse_known_args()
 
     exe = args.precisionlint or default_precisionlint()
@@ -124,6 +187,8 @@ def main() -> int:
     listed: list[str] = []
     problems: list[str] = []
     total_seconds = 0.0
+    attributed: Counter[str] = Counter()
+    pin_lines: list[str] = []
     print(f"{'repository':45} {'files':>5} {'error':>6} {'warn':>6} {'info':>6} {'seconds':>8}")
     for repo in repos:
         findings, seconds, problem = check_repository(exe, repo, extra, args.timeout)
@@ -135,6 +200,15 @@ def main() -> int:
         per_repo[repo.name] = {s: by_severity.get(s, 0) for s in SEVERITIES}
         print(f"{repo.name:45} {files:5d} {by_severity['error']:6d} {by_severity['warning']:6d} "
               f"{by_severity['info']:6d} {seconds:8.1f}")
+        if args.attribution:
+            counts = attribution(exe, repo, args.timeout)
+            lines, resolved, pins = launches_and_pins(repo)
+            attributed.update(counts)
+            attributed.update({"launch_lines": lines, "launch_scripts_resolved": resolved, "pin_files": len(pins)})
+            print(f"{'':45} configs by reader {counts['by_reader']}, by keys {counts['by_keys']}, unread "
+                  f"{counts['unread']}; launch lines {lines} ({resolved} start a script of the repository, "
+                  f"{counts['launch_flags']} pass TrainingArguments flags)")
+            pin_lines.append(f"{repo.name}: {', '.join(pins) or '(none)'}")
         for f in findings:
             key = f"{f.get('code')} {f.get('name')}"
             per_rule[key] += 1
@@ -160,6 +234,14 @@ def main() -> int:
     print(f"\nFindings reached through a value ({sum(reached.values())}), by kind:")
     for kind, count in reached.most_common():
         print(f"  {kind:48} {count:6d}")
+    if args.attribution:
+        print(f"\nConfig sections attributed by their reader: {attributed['by_reader']}, by their keys: "
+              f"{attributed['by_keys']}; configs with precision keys no reader was found for: {attributed['unread']}")
+        print(f"Launch lines: {attributed['launch_lines']} ({attributed['launch_scripts_resolved']} start a script of "
+              f"the repository; {attributed['launch_flags']} pass flags its HfArgumentParser reads)")
+        print(f"Pin files read ({attributed['pin_files']}):")
+        for line in pin_lines:
+            print("  " + line)
     print(f"\nEvery error and warning{' and info' if args.show_info else ''} ({len(listed)}):")
     for line in listed:
         print("  " + line)

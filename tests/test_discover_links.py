@@ -165,3 +165,30 @@ def test_the_ecosystem_report_names_linked_files_inside_their_repository(tmp_pat
     listed = [line.strip() for line in result.stdout.splitlines() if " PL" in line and line.startswith("  ")]
     assert [line.split(" ")[0] for line in listed] == ["owner__repo/recipes/linked.yaml:2:14"]
     assert "//" not in result.stdout
+
+
+def test_the_ecosystem_report_counts_readers_launch_lines_and_pin_files(tmp_path: Path) -> None:
+    repo = tmp_path / "eco" / "owner__repo"
+    files = {
+        "pyproject.toml": '[project]\nname = "x"\n',
+        "docker/environment.yml": "dependencies:\n  - pytorch-lightning=1.8\n",
+        "configs/train.yaml": "train:\n  precision: 16\n",
+        "configs/other.yaml": "trainer:\n  _target_: lightning.pytorch.Trainer\n  precision: 16\n",
+        "train.py": "import yaml\nfrom lightning import Trainer\n\ncfg = yaml.safe_load(open('configs/train.yaml'))\n"
+                    "Trainer(precision=cfg['train']['precision'])\n",
+        "run.sh": "python train.py --lr 1\ntorchrun missing.py\n",
+    }
+    for name, text in files.items():
+        (repo / name).parent.mkdir(parents=True, exist_ok=True)
+        (repo / name).write_text(text)
+    wrapper = tmp_path / "precisionlint"
+    wrapper.write_text(f'#!/bin/sh\nPYTHONPATH="{ROOT}" exec "{sys.executable}" -m precisionlint "$@"\n')
+    wrapper.chmod(0o755)
+    result = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "ecosystem.py"), str(tmp_path / "eco"), "--precisionlint",
+         str(wrapper), "--attribution", "--no-cache"],
+        capture_output=True, text=True, timeout=HANG_GUARD, env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
+    assert "Config sections attributed by their reader: 1, by their keys: 1;" in result.stdout, result.stdout
+    assert "Launch lines: 2 (1 start a script of the repository;" in result.stdout
+    assert "owner__repo: docker/environment.yml, pyproject.toml" in result.stdout
