@@ -66,3 +66,6 @@ def test_transformer_engine_jax_runs_mxfp8_on_12x(tmp_path: Path) -> None:
         options = EngineOptions(rules=[rule], gpus=(find_gpu(gpu),))
         result = check_source(SourceFile(str(path), "train.py", "python"), options)
         assert bool(result.findings) is refused, gpu
+        if refused:  # the JAX side's own words, which name no 12.x refusal
+            assert "9.9 or higher required for MXFP8" in result.findings[0].message
+            assert "12.0+" not in result.findings[0].message

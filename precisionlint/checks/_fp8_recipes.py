@@ -86,7 +86,8 @@ def constructions(tree: ast.Module, text: str, calls: list[ast.Call]) -> Iterato
         if recipe.below is not None and "transformer_engine.jax" in text and "transformer_engine.pytorch" not in text:
             # Transformer Engine's JAX side checks MXFP8 against 9.9 only, with no refusal of 12.x
             # (transformer_engine/jax/quantize/helper.py, _check_block_scaling_fp8_support)
-            recipe = recipe._replace(below=None)
+            recipe = recipe._replace(
+                below=None, refusal="Device compute capability 9.9 or higher required for MXFP8 execution.")
         found.append((call, name, recipe))
     if len({recipe.label for _, _, recipe in found}) != 1:
         return

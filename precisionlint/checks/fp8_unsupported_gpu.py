@@ -145,7 +145,7 @@ def _recipes(ctx: CheckContext) -> Iterator[Finding]:
         span = recipe.below
         needs = f"compute capability {recipe.lowest[0]}.{recipe.lowest[1]}+"
         if span is not None:
-            needs = f"compute capability {recipe.lowest[0]}.x only, not {span[0]}.x"
+            needs = f"compute capability {recipe.lowest[0]}.x only (not {span[0]}.x),"
         yield ctx.report(
             node_span(ctx.document, call),
             f"{recipe.label} (`{name}`) on {names(lacking)}: {recipe.library} runs it on {needs} and refuses "
