@@ -87,7 +87,7 @@ NAME = "fp8-unsupported-gpu"
 SEVERITY = Severity.ERROR
 SUMMARY = "FP8, MXFP8 or NVFP4 training on a GPU that cannot run it (FP8 needs compute capability 8.9+)."
 TARGET = "settings"
-READS = "any-framework"
+READS = "any-framework, torch"
 NEEDS_PROJECT = True  # reads the project around the file: pins, linked files or the accelerator it targets
 NEEDS_GPU = True
 
