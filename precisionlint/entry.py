@@ -3,6 +3,7 @@ why and how); everything else, and anything the fast path does not fully underst
 
 from __future__ import annotations
 
+import signal  # at import, not in main(): a signal that lands while main() imports it would print a traceback
 import sys
 
 
@@ -16,8 +17,6 @@ def _stop_quietly(signum: int, frame: object) -> None:
 def _quiet_until_installed() -> None:
     """Until the run installs its own handlers (precisionlint.interrupts), a Ctrl-C ends the process with one
     line and exit 130, not a traceback from whatever module was being imported at that moment."""
-    import signal
-
     for signum in (signal.SIGINT, getattr(signal, "SIGHUP", None), getattr(signal, "SIGQUIT", None)):
         if signum is None:
             continue
