@@ -20,11 +20,11 @@ from __future__ import annotations
 import gc
 import os
 import re
-import stat
 import sys
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, NamedTuple, Protocol
 
+from precisionlint.bounded_read import why_not_regular
 from precisionlint.checks import CheckContext, Rule
 from precisionlint.checks._meta import INTERNAL_ERROR, IO_ERROR, LIMIT_EXCEEDED, NEWER_SYNTAX, PARSE_ERROR
 from precisionlint.model import Document, Finding, Format, Span
@@ -424,22 +424,8 @@ def _decode_declared(data: bytes, encoding: str) -> str:
     return text
 
 
+# Opened non-blocking, so that a FIFO named like a config cannot hang the run (bounded_read says why).
 _OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
-
-
-def _not_regular(mode: int) -> str | None:
-    """Why a file of this mode is not read, or None for a regular file."""
-    if stat.S_ISREG(mode):
-        return None
-    if stat.S_ISDIR(mode):
-        return "is a directory"
-    if stat.S_ISFIFO(mode):
-        return "is a FIFO (named pipe), not a regular file"
-    if stat.S_ISSOCK(mode):
-        return "is a socket, not a regular file"
-    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
-        return "is a device, not a regular file"
-    return "not a regular file"
 
 
 def read_source(source: SourceFile, limits: Limits, opened: list[os.stat_result] | None = None) -> bytes | Finding:
@@ -451,7 +437,7 @@ def read_source(source: SourceFile, limits: Limits, opened: list[os.stat_result]
     FIFO swapped in between cannot block), and the size limit is checked before any byte is read."""
     try:
         info = os.stat(source.fs_path)
-        why = _not_regular(info.st_mode)
+        why = why_not_regular(info.st_mode)
         if why is not None:
             return _engine_finding(IO_ERROR, source.display, f"cannot read file: {why}")
         if info.st_size > limits.max_file_size:
@@ -459,7 +445,7 @@ def read_source(source: SourceFile, limits: Limits, opened: list[os.stat_result]
         fd = os.open(source.fs_path, _OPEN_FLAGS)
         try:
             described = os.fstat(fd)
-            why = _not_regular(described.st_mode)
+            why = why_not_regular(described.st_mode)
             if why is not None:
                 return _engine_finding(IO_ERROR, source.display, f"cannot read file: {why}")
             if opened is not None:
