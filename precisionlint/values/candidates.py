@@ -234,18 +234,8 @@ class Finder:
             if value is None or is_import_marker(value):
                 complete = False
                 continue
-            if self._dead(value, owner):
-                continue
-            found = self.candidates(value, owner, depth + 1)
-            complete = complete and found.complete
-            conditions, _ = self.table.context(value)
-            shown = tuple(self.condition_text(test, holds) for test, holds in conditions)
-            for candidate in found.items:
-                if single and not shown:
-                    items.append(candidate.through(ASSIGNMENT))
-                else:
-                    weakened = candidate.weakened(kind=ASSIGNMENT)
-                    items.append(weakened._replace(conditions=(*shown, *weakened.conditions)))
+            if not self._dead(value, owner):
+                complete = self._gather(value, owner, depth, single, ASSIGNMENT, items) and complete
         return Candidates(tuple(items), complete)
 
     def _dead(self, value: ast.AST, owner: Scope) -> bool:
@@ -515,19 +505,26 @@ class Finder:
         complete = _ends_in_return(function.node)
         single = len(returns) == 1 and complete
         for value in returns:
-            if self._dead(value, function):
-                continue
-            found = self.candidates(value, function, depth + 1)
-            complete = complete and found.complete
-            conditions, _ = self.table.context(value)
-            shown = tuple(self.condition_text(t, h) for t, h in conditions)
-            for candidate in found.items:
-                if single and not shown:
-                    items.append(candidate.through(HELPER))
-                else:
-                    weakened = candidate.weakened(kind=HELPER)
-                    items.append(weakened._replace(conditions=(*shown, *weakened.conditions)))
+            if not self._dead(value, function):
+                complete = self._gather(value, function, depth, single, HELPER, items) and complete
         return Candidates(tuple(items), complete)
+
+    def _gather(self, value: ast.expr, owner: Scope, depth: int, single: bool, kind: str,
+                items: list[Candidate]) -> bool:
+        """Adds the candidates of one of several values an expression may take (a reaching assignment, a
+        returned expression) to `items`, each through `kind`: kept as it is when it is the only value and holds
+        unconditionally, else weakened and given the conditions under which this value is the one. Returns
+        whether its candidates are complete."""
+        found = self.candidates(value, owner, depth + 1)
+        conditions, _ = self.table.context(value)
+        shown = tuple(self.condition_text(test, holds) for test, holds in conditions)
+        for candidate in found.items:
+            if single and not shown:
+                items.append(candidate.through(kind))
+            else:
+                weakened = candidate.weakened(kind=kind)
+                items.append(weakened._replace(conditions=(*shown, *weakened.conditions)))
+        return found.complete
 
 
 def _default_of(args: ast.arguments, name: str) -> ast.expr | None:
