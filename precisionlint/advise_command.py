@@ -297,7 +297,7 @@ def _write(path: str, document: Any, rec: Recommendation, diff: bool, targets: t
 def _read_config(path: str, option: str) -> bytes:
     """The bytes of the config named by --config or --write: a regular file only (a FIFO would block the
     command forever), within the per-file size limit of check."""
-    from precisionlint.bounded_read import read_bytes
+    from precisionlint.core.bounded_read import read_bytes
     from precisionlint.sources import Limits
 
     try:

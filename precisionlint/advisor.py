@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 from precisionlint.hardware import Gpu, device_from_description, fleet_names
 
 if TYPE_CHECKING:
-    from precisionlint.model import Document
+    from precisionlint.core.model import Document
     from precisionlint.probe import ProbeResult
 
 LARGE_MODEL_PARAMS = 25e6  # ResNet-50 (25.6M): seed 004's "large model" line

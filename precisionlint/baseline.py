@@ -23,7 +23,7 @@ import os
 from collections.abc import Sequence
 from typing import Any
 
-from precisionlint.model import Finding
+from precisionlint.core.model import Finding
 
 VERSION = 1
 

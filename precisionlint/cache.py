@@ -56,7 +56,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from precisionlint.model import Edit, Finding, Fix, Related, Severity, Span
+from precisionlint.core.model import Edit, Finding, Fix, Related, Severity, Span
 
 if TYPE_CHECKING:
     from precisionlint.engine import EngineOptions, FileResult
@@ -485,7 +485,7 @@ def _day(entry: Any) -> int:
 
 def _read(path: Path) -> dict[str, list[Any]]:
     """The entries of a cache file, or none when it is absent, torn, damaged or of another layout."""
-    from precisionlint.bounded_read import read_descriptor
+    from precisionlint.core.bounded_read import read_descriptor
 
     try:  # never through a link, and a regular file only (a FIFO or a device committed in its place)
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)

@@ -12,7 +12,7 @@ import re
 import subprocess
 from collections.abc import Sequence
 
-from precisionlint.model import Finding
+from precisionlint.core.model import Finding
 
 _HUNK = re.compile(r"^@@ -\d+(?:,\d+)? \+(\d+)(?:,(\d+))? @@")
 

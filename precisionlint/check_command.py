@@ -280,7 +280,7 @@ def _resolve_quietly(resolve: Any, names: list[str], custom: dict[str, Any]) -> 
 
 
 def error(message: str) -> None:
-    from precisionlint.streams import write_error
+    from precisionlint.core.streams import write_error
 
     write_error(f"precisionlint: error: {message}\n")
 
@@ -291,7 +291,7 @@ def internal_error(exc: BaseException) -> None:
         import traceback
 
         traceback.print_exc()
-    from precisionlint.streams import write_error
+    from precisionlint.core.streams import write_error
 
     if isinstance(exc, MemoryError):  # a memory limit (ulimit -v, a container's), not a bug
         write_error("precisionlint: error: out of memory: this run needs more memory than the process may use "
@@ -322,8 +322,8 @@ def use_color(values: dict[str, Any], stream: Any) -> bool:
 def interrupted(exc: BaseException) -> int:
     """SIGINT or SIGTERM stopped the run: say so in one line; the exit code a shell gives a process killed by
     that signal (130, 143), not 1, which would read as "findings". Files already fixed are complete; no file
-    is half-written (precisionlint.interrupts)."""
-    from precisionlint.interrupts import EXIT_SIGINT, EXIT_SIGTERM, exit_code_for, stop_all
+    is half-written (precisionlint.core.interrupts)."""
+    from precisionlint.core.interrupts import EXIT_SIGINT, EXIT_SIGTERM, exit_code_for, stop_all
 
     stop_all()  # no worker outlives the run
     try:
@@ -337,14 +337,14 @@ def interrupted(exc: BaseException) -> int:
 
 def execute(values: dict[str, Any]) -> int:
     """Run `check` with parsed option values; the exit code. Raises UsageError before any output."""
-    from precisionlint import interrupts
     from precisionlint.config import ConfigError, load_config
+    from precisionlint.core import interrupts
     from precisionlint.runner import FileSettings, RunRequest, StdinSource, run_check
 
     interrupts.install()  # Ctrl-C and SIGTERM: a prompt stop, exit 130 / 143 (see interrupted())
-    from precisionlint.streams import prepare
+    from precisionlint.core.streams import prepare
 
-    closed = prepare()  # a closed stdout, or one that cannot spell a file name (see precisionlint.streams)
+    closed = prepare()  # a closed stdout, or one that cannot spell a file name (see precisionlint.core.streams)
     if closed is not None:
         error(closed)
         return EXIT_ERROR
@@ -391,7 +391,7 @@ def execute(values: dict[str, Any]) -> int:
         key = id(file_config)
         if key not in cache:
             adjust(file_config)
-            from precisionlint.model import Severity
+            from precisionlint.core.model import Severity
 
             fail_on = Severity.parse(values["fail_on"]) if values["fail_on"] else file_config.fail_on
             cache[key] = FileSettings(file_config, rules_for(file_config, values), gpus_for(file_config, values),
@@ -444,7 +444,7 @@ def execute(values: dict[str, Any]) -> int:
     except BrokenPipeError:
         raise  # the reader went away (`| head`): nothing to say to anyone
     except OSError as exc:  # a full disk, /dev/full, a closed descriptor
-        from precisionlint.streams import describe, discard_stdout
+        from precisionlint.core.streams import describe, discard_stdout
 
         discard_stdout()
         error(f"cannot write the report to standard output: {describe(exc)}")
@@ -531,7 +531,7 @@ def _narrow(values: dict[str, Any], outcome: Any, stdin: Any) -> int | None:
         return EXIT_ERROR
     hidden = len(outcome.findings) - len(kept)
     fail_on = {source.display: settings.fail_on for settings, files in outcome.groups for source in files}
-    from precisionlint.model import Severity
+    from precisionlint.core.model import Severity
 
     outcome.findings = kept
     outcome.failing = sum(1 for f in kept if f.severity >= fail_on.get(f.path, Severity.WARNING))
@@ -639,8 +639,8 @@ def _is_terminal(stream: Any) -> bool:
 
 
 def _show_files(request: Any) -> int:
+    from precisionlint.core.streams import write_error
     from precisionlint.runner import plan
-    from precisionlint.streams import write_error
 
     skipped: list[tuple[str, str]] = []
     groups, errors = plan(request, skipped)

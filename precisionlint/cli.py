@@ -11,7 +11,7 @@ import sys
 import click
 
 from precisionlint import __version__
-from precisionlint.interrupts import Terminated
+from precisionlint.core.interrupts import Terminated
 
 EXIT_ERROR = 2
 

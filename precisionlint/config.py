@@ -33,7 +33,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from precisionlint.model import Severity
+from precisionlint.core.model import Severity
 
 # The file names searched in each directory, in order of precedence (as ruff: the dedicated files first).
 CONFIG_NAMES = (".precisionlint.toml", "precisionlint.toml", "pyproject.toml")
@@ -275,7 +275,7 @@ MAX_CONFIG_FILE = 10_000_000
 def _read_config_text(path: Path) -> str:
     """A configuration's text: a regular file only (a FIFO would block), bounded, UTF-8, newlines as Python's
     text mode gives them."""
-    from precisionlint.bounded_read import read_text
+    from precisionlint.core.bounded_read import read_text
 
     return read_text(path, MAX_CONFIG_FILE).replace("\r\n", "\n").replace("\r", "\n")
 

@@ -24,10 +24,10 @@ import sys
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, NamedTuple, Protocol
 
-from precisionlint.bounded_read import why_not_regular
 from precisionlint.checks import CheckContext, Rule
 from precisionlint.checks._meta import INTERNAL_ERROR, IO_ERROR, LIMIT_EXCEEDED, NEWER_SYNTAX, PARSE_ERROR
-from precisionlint.model import Document, Finding, Format, Span
+from precisionlint.core.bounded_read import why_not_regular
+from precisionlint.core.model import Document, Finding, Format, Span
 from precisionlint.sources import LimitError, Limits, NewerSyntaxError, NotCheckable, SourceError, load_document
 
 # The cheap text prefilter: a file that contains none of these byte strings cannot hold a finding of any

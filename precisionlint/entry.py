@@ -15,7 +15,7 @@ def _stop_quietly(signum: int, frame: object) -> None:
 
 
 def _quiet_until_installed() -> None:
-    """Until the run installs its own handlers (precisionlint.interrupts), a Ctrl-C ends the process with one
+    """Until the run installs its own handlers (precisionlint.core.interrupts), a Ctrl-C ends the process with one
     line and exit 130, not a traceback from whatever module was being imported at that moment."""
     for signum in (signal.SIGINT, getattr(signal, "SIGHUP", None), getattr(signal, "SIGQUIT", None)):
         if signum is None:
@@ -32,7 +32,7 @@ def main() -> None:
     argv = sys.argv[1:]
     if argv[:1] == ["check"]:
         from precisionlint import check_command
-        from precisionlint.interrupts import Terminated
+        from precisionlint.core.interrupts import Terminated
 
         values = check_command.parse_fast(argv[1:])
         if values is not None:

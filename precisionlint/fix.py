@@ -40,6 +40,7 @@ import difflib
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from precisionlint.core.model import Finding, Format
 from precisionlint.fix_plan import (  # noqa: F401 - the fixer's public names, for callers and tests
     Refusal,
     applicable_groups,
@@ -62,7 +63,6 @@ from precisionlint.fix_write import (
     encode_fixed,
     write_fixed,
 )
-from precisionlint.model import Finding, Format
 from precisionlint.setting_changes import plan_setting_changes  # noqa: F401
 from precisionlint.sources import SourceError
 

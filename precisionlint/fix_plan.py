@@ -13,7 +13,7 @@ from bisect import bisect_left
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
-from precisionlint.model import Document, Edit, Finding, Fix
+from precisionlint.core.model import Document, Edit, Finding, Fix
 
 if TYPE_CHECKING:
     from precisionlint.fix_verify import Verifier

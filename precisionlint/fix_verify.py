@@ -16,8 +16,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from precisionlint.core.model import Document, Edit, Fix
 from precisionlint.fix_plan import apply_edits
-from precisionlint.model import Document, Edit, Fix
 from precisionlint.sources import LimitError, Limits
 from precisionlint.sources.tree import Entry, Node, NodeBudget
 

@@ -23,7 +23,7 @@ Every write of a user's file goes through write_fixed:
   names with the old content); so is a read-only file (no write permission bit), as ruff and black refuse
   them: the user made it read-only on purpose; so is anything but a regular file (a FIFO would block).
 - SIGINT, SIGTERM, SIGHUP and SIGQUIT are held back while the original is being replaced
-  (precisionlint.interrupts.deferred), and the temporary file never outlives a failure or a signal.
+  (precisionlint.core.interrupts.deferred), and the temporary file never outlives a failure or a signal.
 """
 
 from __future__ import annotations
@@ -36,8 +36,8 @@ import sys
 import tempfile
 from typing import Any
 
-from precisionlint.bounded_read import why_not_regular
-from precisionlint.interrupts import deferred
+from precisionlint.core.bounded_read import why_not_regular
+from precisionlint.core.interrupts import deferred
 
 
 class WriteRefused(Exception):

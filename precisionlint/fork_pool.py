@@ -15,7 +15,7 @@ process reads the files, then forks the other workers, which start with everythi
 once, on a core that would otherwise wait, instead of once per worker when the first chunk arrives.
 
 Workers never outlive the run: they ignore SIGINT (the terminal sends it to the whole group; this process
-decides), ask the kernel to kill them when the process that forked them ends (precisionlint.interrupts), end when
+decides), ask the kernel to kill them when the process that forked them ends (precisionlint.core.interrupts), end when
 their task pipe closes, and are killed by `stop()`. A worker that dies leaves its unfinished chunks to this
 process (`collect` returns them). This process never blocks writing to a worker (tasks are queued and written as
 the pipe takes them), so a worker blocked writing its results can never wait on this process in turn.
@@ -135,7 +135,7 @@ class ForkPool:
     before it."""
 
     def __init__(self, sources: Sequence[SourceFile], workers: int, work: Work, warm: Callable[[], None]) -> None:
-        from precisionlint.interrupts import before_fork, track
+        from precisionlint.core.interrupts import before_fork, track
 
         self.sources = sources
         self.arena = _Arena()
@@ -325,7 +325,7 @@ class ForkPool:
     def close(self) -> None:
         """Let the workers end (their task pipes close) and wait for them. A pool that was never given work is
         killed instead: its first worker may still be importing."""
-        from precisionlint.interrupts import untrack
+        from precisionlint.core.interrupts import untrack
 
         for worker in self.workers:
             if worker.alive:
@@ -366,7 +366,7 @@ def _first_worker(pipes: list[tuple[tuple[int, int], tuple[int, int]]], arena: i
     others. Never returns."""
     code = 0
     try:
-        from precisionlint.interrupts import die_with_parent
+        from precisionlint.core.interrupts import die_with_parent
 
         die_with_parent()  # ignore Ctrl-C (the parent decides), and never outlive the parent
         for (_, task_write), (result_read, _) in pipes:
@@ -376,7 +376,7 @@ def _first_worker(pipes: list[tuple[tuple[int, int], tuple[int, int]]], arena: i
             warm()
         except Exception:  # noqa: BLE001 - a warm-up is only an optimisation: the work imports what it needs
             pass
-        from precisionlint.interrupts import before_fork
+        from precisionlint.core.interrupts import before_fork
 
         before_fork()  # the others watch this worker, which forks them
         children: list[int] = []

@@ -21,7 +21,7 @@ import subprocess
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from precisionlint.records import FrozenRecord
+from precisionlint.core.records import FrozenRecord
 
 if TYPE_CHECKING:
     from precisionlint.probe import DeviceInfo
@@ -30,7 +30,7 @@ FORMATS = ("fp32", "tf32", "fp16", "bf16", "fp8")
 
 
 # Plain classes rather than dataclasses: a `check` with target GPUs imports this table, and importing dataclasses
-# costs it several milliseconds (precisionlint/records.py has the numbers).
+# costs it several milliseconds (precisionlint/core/records.py has the numbers).
 
 
 class Gpu(FrozenRecord):

@@ -96,6 +96,7 @@ def check_all(
     """Results in the order of `sources`. Each file is read once; a path that leads to a file already read (a
     symbolic or hard link) is not read again, and each distinct content (analysis identity) is analysed once,
     or taken from `cache`: the other paths get a copy of the findings under their own name."""
+    from precisionlint.core.model import Finding
     from precisionlint.engine import (
         FileResult,
         check_bytes,
@@ -108,7 +109,6 @@ def check_all(
         release,
         relocate,
     )
-    from precisionlint.model import Finding
     from precisionlint.project.context import names_other_files
 
     tick = progress or _no_progress

@@ -13,7 +13,7 @@ from typing import Any
 
 from precisionlint.checks import Rule, all_rules
 from precisionlint.config import Config, ConfigError, ConfigFinder
-from precisionlint.model import Finding, Severity
+from precisionlint.core.model import Finding, Severity
 
 
 class FileSettings:

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from precisionlint.core.model import Document, Edit, Format
 from precisionlint.fix_plan import apply_edits, well_formed
 from precisionlint.fix_verify import (
     CONFIG_FORMATS,
@@ -22,7 +23,6 @@ from precisionlint.fix_verify import (
     scalar_key,
     verify_change,
 )
-from precisionlint.model import Document, Edit, Format
 from precisionlint.sources import LimitError, SourceError
 from precisionlint.sources.tree import Entry, Node
 
@@ -41,7 +41,7 @@ def plan_setting_changes(path: str, changes: dict[str, object], data: bytes | No
     if fmt not in CONFIG_FORMATS:
         raise ValueError(f"{path}: not a TOML, YAML or JSON config")
     if data is None:
-        from precisionlint.bounded_read import read_bytes
+        from precisionlint.core.bounded_read import read_bytes
         from precisionlint.sources import Limits
 
         try:

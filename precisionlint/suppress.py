@@ -23,7 +23,7 @@ import re
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from precisionlint.model import Document, Edit, Finding, Fix, Severity, Span
+from precisionlint.core.model import Document, Edit, Finding, Fix, Severity, Span
 
 _DIRECTIVE = re.compile(
     r"precisionlint\s*:\s*(?P<kind>file-ignore|ignore|disable|enable)\b\s*(?:\[(?P<rules>[^\]]*)\])?",
@@ -355,7 +355,7 @@ def add_noqa(findings: list[Finding], groups: list[tuple[Any, list[Any]]]) -> tu
     into an existing ignore directive on that line. A line is edited only where a comment can stand (not
     inside a multi-line string or block scalar): each edit is verified by parsing the file again and
     comparing what it holds. Returns (directives added, one error line per file that could not be written)."""
-    from precisionlint.bounded_read import read_bytes
+    from precisionlint.core.bounded_read import read_bytes
     from precisionlint.engine import decode_source
     from precisionlint.fix_write import FileChanged, WriteRefused, rewrite
     from precisionlint.sources import Limits

@@ -17,8 +17,8 @@ from precisionlint import parallel
 from precisionlint.cache import RACY_SECONDS, ResultCache, _read, open_cache
 from precisionlint.checks import Rule, all_rules
 from precisionlint.cli import main
+from precisionlint.core.model import Severity
 from precisionlint.engine import EngineOptions, SourceFile, check_sources
-from precisionlint.model import Severity
 
 ROOT = Path(__file__).resolve().parent.parent
 # legacy-precision-value (PL102) on line 2

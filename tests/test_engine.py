@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 from precisionlint import checks, parallel
 from precisionlint.checks import Rule, all_rules
 from precisionlint.cli import main
+from precisionlint.core.model import Severity
 from precisionlint.discover import discover
 from precisionlint.engine import (
     CONFIG_KEYWORDS,
@@ -28,7 +29,6 @@ from precisionlint.engine import (
     check_sources,
     might_hold_findings,
 )
-from precisionlint.model import Severity
 from precisionlint.sources import Limits, format_of
 
 sys.path.insert(0, str(Path(__file__).parent))

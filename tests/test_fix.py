@@ -15,6 +15,7 @@ from click.testing import CliRunner, Result
 
 from precisionlint.checks import CheckContext, Rule, find_rule
 from precisionlint.cli import main
+from precisionlint.core.model import Edit, Finding, Fix, Severity
 from precisionlint.engine import EngineOptions
 from precisionlint.fix import (
     Expectation,
@@ -27,7 +28,6 @@ from precisionlint.fix import (
     unified_diff,
 )
 from precisionlint.fix_write import rewrite, write_report
-from precisionlint.model import Edit, Finding, Fix, Severity
 from precisionlint.sources import Limits, load_document
 from tests.rule_cases import RuleCase, load_cases
 

@@ -202,9 +202,9 @@ def test_a_refused_fix_says_why(tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
     which --fix prints beside its finding."""
     monkeypatch.chdir(tmp_path)  # the project of "f.yaml" is this folder, which declares Lightning 2.2
     from precisionlint.checks import all_rules
+    from precisionlint.core.model import Edit, Fix
     from precisionlint.engine import EngineOptions
     from precisionlint.fix import fix_text
-    from precisionlint.model import Edit, Fix
 
     text = "seed_everything: 1\ntrainer:\n  max_epochs: 3\n  precision: 16\n"
     options = EngineOptions(rules=all_rules())

@@ -19,10 +19,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from precisionlint.checks import all_rules, find_rule
+from precisionlint.core.model import Confidence
 from precisionlint.engine import EngineOptions, SourceFile, check_bytes, check_source
 from precisionlint.frameworks import registry, setting_vocabulary
 from precisionlint.frameworks.base import dtype_of
-from precisionlint.model import Confidence
 from precisionlint.sources import format_of, load_document
 from tests.rule_cases import RULES_DIR
 

@@ -248,7 +248,7 @@ def test_a_file_that_says_deepspeed_but_builds_no_training_arguments_is_not_walk
     writes one (DeepSpeed's or Lightning's own code) is not walked for it; one that does is."""
     import ast
 
-    from precisionlint.model import Document
+    from precisionlint.core.model import Document
     from precisionlint.project.links import python_links
 
     strategy = "import deepspeed\n\nclass Strategy:\n    def setup(self):\n        deepspeed.initialize(model=m)\n"

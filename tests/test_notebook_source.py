@@ -151,7 +151,7 @@ def test_a_line_removed_before_a_magic_and_in_a_cell_with_crlf_line_breaks(tmp_p
 def test_a_fix_that_cannot_be_mapped_to_one_cell_is_withdrawn_with_the_reason() -> None:
     """A fix whose edit spans two cells, or touches a line of IPython syntax, is not written into the
     notebook: the finding keeps no fix and says why, in one line."""
-    from precisionlint.model import Edit, Finding, Fix, Severity, Span
+    from precisionlint.core.model import Edit, Finding, Fix, Severity, Span
 
     document = load_document("train.ipynb", NOTEBOOK, "notebook")
     program = document.text

@@ -16,7 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from precisionlint.checks import Rule, all_rules
-from precisionlint.model import Edit, Finding, Fix, Severity, Span
+from precisionlint.core.model import Edit, Finding, Fix, Severity, Span
 from precisionlint.output import FORMATS, render
 from precisionlint.output.github import escape_data, escape_property
 from precisionlint.output.sarif import markdown_to_text
@@ -126,7 +126,7 @@ def test_import_is_lazy() -> None:
     code = (
         "import sys, io\n"
         "import precisionlint.output as o\n"
-        "from precisionlint.model import Finding, Severity, Span\n"
+        "from precisionlint.core.model import Finding, Severity, Span\n"
         "f = Finding('PL1', 'n', Severity.INFO, 'a.toml', Span.point(1, 1), 'm')\n"
         "o.render('text', [f], io.StringIO(), rules=[])\n"
         "bad = [m for m in ('json', 'click', 'precisionlint.output.sarif', 'precisionlint.output.json',\n"

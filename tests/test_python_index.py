@@ -89,7 +89,7 @@ def test_the_index_equals_separate_walks(path: Path) -> None:
 def test_an_index_pruned_to_lines_keeps_the_calls_on_them_in_order(path: Path) -> None:
     """Pruned to some lines, the index still has every import, assignment count, block and expression
     statement, and of the calls exactly those whose lines take in one of the lines, in ast.walk's order."""
-    from precisionlint.model import Document
+    from precisionlint.core.model import Document
 
     try:
         tree = ast.parse(path.read_bytes())
@@ -147,8 +147,8 @@ def test_statements_pruned_to_lines_keep_decorated_calls_and_count_every_assignm
 
 @pytest.mark.parametrize("path", FILES + sorted(ROOT.glob("examples/**/*.py")), ids=lambda p: str(p.relative_to(ROOT)))
 def test_settings_from_the_lines_that_pass_them_equal_those_of_the_whole_walk(path: Path) -> None:
+    from precisionlint.core.model import Document
     from precisionlint.frameworks.python_calls import python_settings
-    from precisionlint.model import Document
 
     text = path.read_text(encoding="utf-8", errors="replace")
     try:
@@ -179,8 +179,8 @@ def test_walk_lists_the_nodes_of_ast_walk_in_its_order() -> None:
 def test_a_file_that_names_no_framework_call_is_not_walked(tmp_path: Path) -> None:
     """Settings come only from calls named as one of CALLS is (Trainer, TrainingArguments, ...): a script that
     imports torch and names none of them has none, and its tree is never indexed; an alias still counts."""
+    from precisionlint.core.model import Document
     from precisionlint.frameworks.python_calls import python_settings
-    from precisionlint.model import Document
 
     plain = "import torch\nmodel = torch.nn.Linear(2, 2).half()\n"
     document = Document("train.py", plain, "python", tree=ast.parse(plain))
@@ -195,8 +195,8 @@ def test_a_file_that_passes_no_setting_keyword_is_not_walked() -> None:
     """Framework code names Trainer everywhere (imports, hints) without passing a precision: no keyword of CALLS
     followed by `=` means no setting, and no walk. Every spelling Python allows between a keyword and its `=`
     (spaces, a newline inside the call, a line continuation, a comment) still gets the walk."""
+    from precisionlint.core.model import Document
     from precisionlint.frameworks.python_calls import python_settings
-    from precisionlint.model import Document
 
     hinted = "from lightning import Trainer\n\ndef setup(trainer: Trainer) -> None:\n    trainer.fit(model)\n"
     document = Document("callbacks.py", hinted, "python", tree=ast.parse(hinted))

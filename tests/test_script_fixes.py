@@ -10,8 +10,8 @@ from __future__ import annotations
 import pytest
 
 from precisionlint.checks import find_rule
+from precisionlint.core.model import Finding
 from precisionlint.engine import PYTHON_KEYWORDS, EngineOptions, check_bytes
-from precisionlint.model import Finding
 from tests.rule_cases import RuleCase, load_cases
 
 SCRIPT_CASES = [c for c in load_cases() if (rule := find_rule(c.rule_name)) is not None and rule.target == "script"]
@@ -124,7 +124,7 @@ def test_parses_after_agrees_with_a_parse_of_the_whole_file() -> None:
     import ast
     import random
 
-    from precisionlint.model import Edit
+    from precisionlint.core.model import Edit
     from precisionlint.script.fixes import _parses_in_place, apply_edits, parses_after
 
     rng = random.Random(20261123)
@@ -194,7 +194,7 @@ def test_parses_after_agrees_on_every_position_of_a_tricky_file() -> None:
     comments, one-line blocks): each kind of edit there gets the answer of a whole-file parse."""
     import ast
 
-    from precisionlint.model import Edit
+    from precisionlint.core.model import Edit
     from precisionlint.script.fixes import apply_edits, parses_after
     from precisionlint.script.model import build_script_model
     from precisionlint.sources import load_document

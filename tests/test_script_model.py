@@ -7,7 +7,7 @@ import textwrap
 
 import pytest
 
-from precisionlint.model import Document, Span
+from precisionlint.core.model import Document, Span
 from precisionlint.script.model import ScriptModel, build_script_model
 
 

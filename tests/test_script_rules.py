@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from precisionlint.checks import find_rule
+from precisionlint.core.model import Finding, Severity
 from precisionlint.engine import EngineOptions, check_bytes
-from precisionlint.model import Finding, Severity
 
 
 def run(rule: str, source: str) -> list[Finding]:

@@ -13,7 +13,7 @@ import pytest
 from click.testing import CliRunner
 
 from precisionlint.cli import main
-from precisionlint.model import Edit
+from precisionlint.core.model import Edit
 from precisionlint.server.analysis import (
     ProjectConfigs,
     analyse,

@@ -11,7 +11,7 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from precisionlint.model import UNRESOLVED
+from precisionlint.core.model import UNRESOLVED
 from precisionlint.sources import Limits, format_of, load_document
 
 LAUNCHER = """#!/bin/bash
@@ -105,7 +105,7 @@ def test_sarif_carries_related_locations(tmp_path: Path) -> None:
 def _every_line_tokenized(text: str) -> list[Any]:
     """The launches of `text` with every logical line tokenized (the loader tokenizes only the lines that can
     name a launcher)."""
-    from precisionlint.model import Document
+    from precisionlint.core.model import Document
     from precisionlint.sources import shell_source
 
     document = Document(path="run.sh", text=text, format="shell", tree=None)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from precisionlint.model import UNRESOLVED, Confidence, Span
+from precisionlint.core.model import UNRESOLVED, Confidence, Span
 from precisionlint.sources import LimitError, SourceError, load_document
 
 

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import re
 
-from precisionlint.model import Document, Finding, Severity, Span
+from precisionlint.core.model import Document, Finding, Severity, Span
 from precisionlint.suppress import Suppressions
 
 

@@ -9,7 +9,7 @@ import sys
 import textwrap
 from pathlib import Path
 
-from precisionlint.model import Document
+from precisionlint.core.model import Document
 from precisionlint.values.candidate import Candidates
 from precisionlint.values.settings import document_finder
 
@@ -186,7 +186,7 @@ def test_the_ecosystem_report_counts_findings_reached_through_a_value(tmp_path: 
 
 def test_a_config_reader_hands_in_the_key_of_a_loaded_file() -> None:
     """The API a reader of config files uses: a candidate with `path`, `key_path` and `span`, no node."""
-    from precisionlint.model import Span
+    from precisionlint.core.model import Span
     from precisionlint.values.candidate import CONFIG_KEY, Candidate
     from precisionlint.values.settings import reached_settings
 

@@ -30,7 +30,7 @@ import importlib
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
-from precisionlint.model import Document, Finding, Fix, Related, Severity, Span
+from precisionlint.core.model import Document, Finding, Fix, Related, Severity, Span
 
 if TYPE_CHECKING:
     from precisionlint.hardware import Gpu

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from precisionlint.checks import CheckContext
-    from precisionlint.model import Finding
+    from precisionlint.core.model import Finding
     from precisionlint.project import Project
 
 # Top-level packages (and dotted prefixes) that run on one accelerator only, with the accelerator's name.

@@ -7,7 +7,7 @@ none, and says in the message what the attribution rests on.
 
 from __future__ import annotations
 
-from precisionlint.model import Confidence, Setting, Severity
+from precisionlint.core.model import Confidence, Setting, Severity
 
 
 def certain(setting: Setting) -> bool:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING
 
-from precisionlint.model import Span
+from precisionlint.core.model import Span
 
 if TYPE_CHECKING:
     from precisionlint.checks import CheckContext

@@ -11,10 +11,10 @@ from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING
 
 from precisionlint.checks import CheckContext
+from precisionlint.core.model import Setting, Span
+from precisionlint.core.records import FrozenRecord
 from precisionlint.frameworks import Mode, precision_mode
 from precisionlint.hardware import Gpu
-from precisionlint.model import Setting, Span
-from precisionlint.records import FrozenRecord
 from precisionlint.script.grad_mode import without_grad
 
 if TYPE_CHECKING:
@@ -65,7 +65,7 @@ class AutocastUse(FrozenRecord):
     """One `torch.autocast` (or `torch.cuda.amp.autocast`) region that runs on a GPU, with its effective dtype."""
 
     # A plain class rather than a dataclass: importing dataclasses costs every check run's workers several
-    # milliseconds (precisionlint/records.py has the numbers).
+    # milliseconds (precisionlint/core/records.py has the numbers).
     __slots__ = ("region", "dtype", "explicit", "trains")
     _fields = __slots__
 

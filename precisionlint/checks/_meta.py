@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from precisionlint.checks import Rule
-from precisionlint.model import Finding, Severity
+from precisionlint.core.model import Finding, Severity
 
 
 def _never(_ctx: object) -> Iterable[Finding]:

@@ -66,7 +66,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from precisionlint.checks import CheckContext
-from precisionlint.model import Document, Finding, Related, Severity
+from precisionlint.core.model import Document, Finding, Related, Severity
 from precisionlint.sources.tree import root_map
 
 CODE = "PL404"

@@ -36,7 +36,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from precisionlint.checks import CheckContext
-from precisionlint.model import Finding, Fix, Severity
+from precisionlint.core.model import Finding, Fix, Severity
 
 CODE = "PL208"
 NAME = "autocast-missing-device-type"

@@ -41,7 +41,7 @@ from collections.abc import Iterator
 
 from precisionlint.checks import CheckContext
 from precisionlint.checks._attribution import is_test_code
-from precisionlint.model import Finding, Severity
+from precisionlint.core.model import Finding, Severity
 
 CODE = "PL203"
 NAME = "backward-inside-autocast"

@@ -67,7 +67,7 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from precisionlint.checks import CheckContext
-from precisionlint.model import SAME_FILE, Finding, Fix, Related, Severity
+from precisionlint.core.model import SAME_FILE, Finding, Fix, Related, Severity
 
 if TYPE_CHECKING:
     from precisionlint.script.model import Event, GradScalerInfo, ScriptModel

@@ -56,7 +56,7 @@ from collections.abc import Iterator
 
 from precisionlint.checks import CheckContext
 from precisionlint.checks._attribution import at_most_warning, hedge
-from precisionlint.model import Finding, Setting, Severity
+from precisionlint.core.model import Finding, Setting, Severity
 
 CODE = "PL105"
 NAME = "conflicting-precision"

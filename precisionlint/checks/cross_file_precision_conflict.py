@@ -72,7 +72,7 @@ from collections.abc import Iterator
 from typing import Any, NamedTuple
 
 from precisionlint.checks import CheckContext
-from precisionlint.model import Document, Finding, Related, Setting, Severity, Span
+from precisionlint.core.model import Document, Finding, Related, Setting, Severity, Span
 from precisionlint.sources.python_index import all_statements
 from precisionlint.sources.tree import root_map, roots
 

@@ -64,7 +64,7 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from precisionlint.checks import CheckContext
-from precisionlint.model import Finding, Fix, Severity, Span
+from precisionlint.core.model import Finding, Fix, Severity, Span
 from precisionlint.sources.python_index import all_statements, walk
 
 if TYPE_CHECKING:

@@ -54,7 +54,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from precisionlint.checks import CheckContext
-from precisionlint.model import SAME_FILE, Finding, Related, Severity, Span
+from precisionlint.core.model import SAME_FILE, Finding, Related, Severity, Span
 
 CODE = "PL004"
 NAME = "duplicate-key"

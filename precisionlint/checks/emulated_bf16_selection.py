@@ -43,7 +43,7 @@ from collections.abc import Iterator
 
 from precisionlint.checks import CheckContext
 from precisionlint.checks._attribution import is_test_code
-from precisionlint.model import Edit, Finding, Fix, Severity
+from precisionlint.core.model import Edit, Finding, Fix, Severity
 from precisionlint.script.scopes import scoped_nodes
 from precisionlint.sources.python_index import walk
 

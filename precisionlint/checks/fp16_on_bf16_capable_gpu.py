@@ -79,7 +79,7 @@ from typing import TYPE_CHECKING
 
 from precisionlint.checks import CheckContext
 from precisionlint.checks._attribution import is_test_code
-from precisionlint.model import Edit, Finding, Fix, Setting, Severity
+from precisionlint.core.model import Edit, Finding, Fix, Setting, Severity
 from precisionlint.sources.setting_edits import render_scalar, replace_value
 
 if TYPE_CHECKING:

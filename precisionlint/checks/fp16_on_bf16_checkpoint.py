@@ -67,7 +67,7 @@ from collections.abc import Iterator
 from precisionlint.checks import CheckContext
 from precisionlint.checks._attribution import is_test_code
 from precisionlint.checks._checkpoints import Checkpoint, bf16_checkpoint
-from precisionlint.model import Finding, Related, Severity, Span
+from precisionlint.core.model import Finding, Related, Severity, Span
 
 CODE = "PL405"
 NAME = "fp16-on-bf16-checkpoint"

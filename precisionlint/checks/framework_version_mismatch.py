@@ -84,8 +84,8 @@ from typing import NamedTuple
 
 from precisionlint.checks import CheckContext
 from precisionlint.checks._attribution import at_most_warning, certain, hedge
+from precisionlint.core.model import Finding, Fix, Setting, Severity, Span
 from precisionlint.frameworks.lightning import one_x_arguments
-from precisionlint.model import Finding, Fix, Setting, Severity, Span
 from precisionlint.project import disk_path
 from precisionlint.project.versions import VersionRange, show
 

@@ -48,7 +48,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from precisionlint.checks import CheckContext
-from precisionlint.model import Finding, Severity
+from precisionlint.core.model import Finding, Severity
 
 CODE = "PL214"
 NAME = "ineffective-tf32-setting"

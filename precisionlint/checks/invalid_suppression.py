@@ -33,7 +33,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from precisionlint.checks import CheckContext
-from precisionlint.model import Finding, Severity
+from precisionlint.core.model import Finding, Severity
 
 CODE = "PL006"
 NAME = "invalid-suppression"

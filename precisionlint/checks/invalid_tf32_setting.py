@@ -42,8 +42,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from precisionlint.checks import CheckContext
+from precisionlint.core.model import Finding, Severity
 from precisionlint.frameworks import TF32_MATMUL_PRECISION
-from precisionlint.model import Finding, Severity
 from precisionlint.sources.setting_edits import replace_value
 
 CODE = "PL103"

@@ -58,7 +58,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from precisionlint.checks import CheckContext
-from precisionlint.model import Finding, Severity
+from precisionlint.core.model import Finding, Severity
 
 CODE = "PL407"
 NAME = "known-precision-bug"

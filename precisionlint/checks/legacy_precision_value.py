@@ -58,9 +58,9 @@ from collections.abc import Iterator
 from precisionlint.checks import CheckContext
 from precisionlint.checks._attribution import certain, hedge, is_test_code
 from precisionlint.checks._pins import floor_has
+from precisionlint.core.model import Finding, Severity
 from precisionlint.frameworks import LIGHTNING_LEGACY
 from precisionlint.frameworks.lightning import one_x_arguments
-from precisionlint.model import Finding, Severity
 from precisionlint.sources.setting_edits import replace_value
 
 CODE = "PL102"

@@ -44,7 +44,7 @@ from collections.abc import Iterator
 
 from precisionlint.checks import CheckContext
 from precisionlint.checks._attribution import hedge
-from precisionlint.model import Finding, Related, Setting, Severity
+from precisionlint.core.model import Finding, Related, Setting, Severity
 
 CODE = "PL108"
 NAME = "low-precision-grad-accumulation"

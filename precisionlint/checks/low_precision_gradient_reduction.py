@@ -36,7 +36,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from precisionlint.checks import CheckContext
-from precisionlint.model import Finding, Severity
+from precisionlint.core.model import Finding, Severity
 
 CODE = "PL215"
 NAME = "low-precision-gradient-reduction"

@@ -61,7 +61,7 @@ from typing import TYPE_CHECKING
 
 from precisionlint.checks import CheckContext
 from precisionlint.checks._attribution import is_test_code
-from precisionlint.model import Finding, Severity
+from precisionlint.core.model import Finding, Severity
 from precisionlint.script.names import dotted
 
 if TYPE_CHECKING:

@@ -43,7 +43,7 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from precisionlint.checks import CheckContext
-from precisionlint.model import Finding, Severity
+from precisionlint.core.model import Finding, Severity
 
 if TYPE_CHECKING:
     from precisionlint.script.model import Event, GradScalerInfo

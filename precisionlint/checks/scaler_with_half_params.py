@@ -40,7 +40,7 @@ import ast
 from collections.abc import Iterator
 
 from precisionlint.checks import CheckContext
-from precisionlint.model import Finding, Severity, Span
+from precisionlint.core.model import Finding, Severity, Span
 from precisionlint.script.scopes import scoped_nodes
 
 CODE = "PL403"

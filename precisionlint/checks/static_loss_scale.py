@@ -41,7 +41,7 @@ from collections.abc import Iterator
 
 from precisionlint.checks import CheckContext
 from precisionlint.checks._attribution import at_most_warning, hedge
-from precisionlint.model import Finding, Setting, Severity
+from precisionlint.core.model import Finding, Setting, Severity
 from precisionlint.sources.setting_edits import replace_value
 
 CODE = "PL106"

@@ -48,8 +48,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from precisionlint.checks import CheckContext
+from precisionlint.core.model import Finding, Severity
 from precisionlint.frameworks import precision_mode
-from precisionlint.model import Finding, Severity
 from precisionlint.sources.setting_edits import remove_entry
 
 CODE = "PL104"

@@ -54,7 +54,7 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from precisionlint.checks import CheckContext
-from precisionlint.model import Finding, Severity
+from precisionlint.core.model import Finding, Severity
 
 if TYPE_CHECKING:
     from precisionlint.hardware import Gpu

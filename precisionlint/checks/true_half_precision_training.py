@@ -45,8 +45,8 @@ from collections.abc import Iterator
 
 from precisionlint.checks import CheckContext
 from precisionlint.checks._attribution import hedge, is_test_code
+from precisionlint.core.model import Document, Finding, Severity
 from precisionlint.frameworks import precision_mode
-from precisionlint.model import Document, Finding, Severity
 
 CODE = "PL107"
 NAME = "true-half-precision-training"

@@ -78,8 +78,8 @@ from typing import Any
 
 from precisionlint.checks import CheckContext
 from precisionlint.checks._attribution import certain, hedge
+from precisionlint.core.model import Finding, Setting, Severity
 from precisionlint.frameworks import setting_vocabulary
-from precisionlint.model import Finding, Setting, Severity
 from precisionlint.sources.setting_edits import replace_value
 
 CODE = "PL101"

@@ -60,7 +60,7 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from precisionlint.checks import CheckContext
-from precisionlint.model import Finding, Severity
+from precisionlint.core.model import Finding, Severity
 from precisionlint.script.flow import strip_not
 
 if TYPE_CHECKING:

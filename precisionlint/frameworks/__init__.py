@@ -17,7 +17,7 @@ import importlib
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
-from precisionlint.model import UNRESOLVED, Document, Setting
+from precisionlint.core.model import UNRESOLVED, Document, Setting
 from precisionlint.sources import template_action
 
 if TYPE_CHECKING:

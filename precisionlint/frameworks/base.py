@@ -21,7 +21,7 @@ import re
 from collections.abc import Callable, Iterable
 from typing import Any, NamedTuple
 
-from precisionlint.model import Confidence
+from precisionlint.core.model import Confidence
 
 CERTAIN = Confidence.CERTAIN
 LIKELY = Confidence.LIKELY

@@ -11,8 +11,8 @@ import ast
 import re
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from precisionlint.core.model import UNRESOLVED, Confidence, Document, Setting
 from precisionlint.frameworks import hf, mmengine
-from precisionlint.model import UNRESOLVED, Confidence, Document, Setting
 from precisionlint.sources.literal import literal_eval
 
 PENDING = "_unresolved_python_values"  # precisionlint.values.settings.PENDING

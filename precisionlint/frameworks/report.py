@@ -11,14 +11,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, TextIO
 
+from precisionlint.core.model import Confidence, Document, Setting
 from precisionlint.frameworks.unclaimed import unclaimed_keys
-from precisionlint.model import Confidence, Document, Setting
 
 
 def show(paths: Sequence[str], root: Any, exclude: Sequence[str], respect_gitignore: bool, stream: TextIO) -> int:
+    from precisionlint.core.model import Finding
     from precisionlint.discover import discover
     from precisionlint.engine import decode_source, read_source
-    from precisionlint.model import Finding
     from precisionlint.sources import DEFAULT_LIMITS, LimitError, SourceError, load_document
     from precisionlint.sources.not_config import reason
 

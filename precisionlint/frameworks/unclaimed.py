@@ -3,7 +3,7 @@ summary counts such files (an "All checks passed!" there would claim more than w
 
 from __future__ import annotations
 
-from precisionlint.model import Document
+from precisionlint.core.model import Document
 
 _PRECISION_KEYS = ("precision", "mixed_precision", "fp16", "bf16", "dtype", "amp")
 

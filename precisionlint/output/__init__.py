@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, NamedTuple, TextIO
 
 if TYPE_CHECKING:
     from precisionlint.checks import Rule
-    from precisionlint.model import Finding
+    from precisionlint.core.model import Finding
 
 FORMATS: tuple[str, ...] = ("text", "concise", "full", "grouped", "json", "json-lines", "github", "gitlab", "junit",
                             "sarif")
@@ -124,7 +124,7 @@ def source_text(path: str, options: RenderOptions) -> str | None:
     Offsets and columns of findings count characters of this text: UTF-8, without a leading BOM."""
     if options.sources is not None and path in options.sources:
         return options.sources[path]
-    from precisionlint.bounded_read import read_bytes
+    from precisionlint.core.bounded_read import read_bytes
 
     try:  # a regular file only: a FIFO reported as unreadable must not block the report
         data = read_bytes(path, 20_000_000)

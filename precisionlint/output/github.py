@@ -12,11 +12,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, TextIO
 
-from precisionlint.model import Severity
+from precisionlint.core.model import Severity
 from precisionlint.output import shown_path
 
 if TYPE_CHECKING:
-    from precisionlint.model import Finding
+    from precisionlint.core.model import Finding
     from precisionlint.output import RenderOptions
 
 _COMMAND = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "notice"}

@@ -12,10 +12,10 @@ import json
 import os
 from typing import TYPE_CHECKING, Any, TextIO
 
-from precisionlint.model import Severity
+from precisionlint.core.model import Severity
 
 if TYPE_CHECKING:
-    from precisionlint.model import Finding
+    from precisionlint.core.model import Finding
     from precisionlint.output import RenderOptions
 
 SEVERITY = {Severity.ERROR: "major", Severity.WARNING: "minor", Severity.INFO: "info"}

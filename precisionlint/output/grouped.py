@@ -14,7 +14,7 @@ from precisionlint.output import printable_path
 from precisionlint.output.text import _SEVERITY_COLOR, _styler, has_safe_fix, write_summary
 
 if TYPE_CHECKING:
-    from precisionlint.model import Finding
+    from precisionlint.core.model import Finding
     from precisionlint.output import RenderOptions
 
 

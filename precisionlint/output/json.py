@@ -26,7 +26,7 @@ import json
 from typing import TYPE_CHECKING, Any, TextIO
 
 if TYPE_CHECKING:
-    from precisionlint.model import Finding
+    from precisionlint.core.model import Finding
     from precisionlint.output import RenderOptions
 
 SCHEMA_VERSION = 1
@@ -35,7 +35,7 @@ SCHEMA_VERSION = 1
 def _starts_as_findings_count(path: str, text: str | None) -> list[int] | None:
     """Line starts counted as the file's findings count them: Python's tokenizer and YAML 1.2 end a line at a
     lone CR too, so an edit's location names the same line as its finding in a file with old Mac line endings."""
-    from precisionlint.model import line_starts
+    from precisionlint.core.model import line_starts
 
     if text is None:
         return None

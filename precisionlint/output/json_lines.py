@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, TextIO
 from precisionlint.output.json import finding_objects
 
 if TYPE_CHECKING:
-    from precisionlint.model import Finding
+    from precisionlint.core.model import Finding
     from precisionlint.output import RenderOptions
 
 

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, TextIO
 from xml.sax.saxutils import escape, quoteattr
 
 if TYPE_CHECKING:
-    from precisionlint.model import Finding
+    from precisionlint.core.model import Finding
     from precisionlint.output import RenderOptions
 
 

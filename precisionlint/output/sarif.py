@@ -15,11 +15,11 @@ from typing import TYPE_CHECKING, Any, TextIO
 from urllib.parse import quote
 
 import precisionlint
-from precisionlint.model import Severity
+from precisionlint.core.model import Severity
 
 if TYPE_CHECKING:
     from precisionlint.checks import Rule
-    from precisionlint.model import Finding, Fix
+    from precisionlint.core.model import Finding, Fix
     from precisionlint.output import RenderOptions
 
 SCHEMA_URI = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"

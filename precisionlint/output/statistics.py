@@ -10,12 +10,12 @@ import json
 from typing import TYPE_CHECKING, Any, TextIO
 
 if TYPE_CHECKING:
-    from precisionlint.model import Finding
+    from precisionlint.core.model import Finding
     from precisionlint.output import RenderOptions
 
 
 def render(findings: list[Finding], stream: TextIO, options: RenderOptions, json_output: bool = False) -> None:
-    from precisionlint.model import Severity
+    from precisionlint.core.model import Severity
     from precisionlint.output.text import has_safe_fix, has_unsafe_fix, write_summary
 
     counts: dict[str, dict[str, Any]] = {}

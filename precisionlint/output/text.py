@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, TextIO
 
-from precisionlint.model import Finding, Severity
+from precisionlint.core.model import Finding, Severity
 from precisionlint.output import printable_path
 
 if TYPE_CHECKING:

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 from precisionlint.cache import UNSETTLED, settled
 
 if TYPE_CHECKING:
-    from precisionlint.model import Document
+    from precisionlint.core.model import Document
     from precisionlint.project.pins import Pins
     from precisionlint.project.versions import VersionRange
 
@@ -411,7 +411,7 @@ def load_linked(path: str) -> Document | None:
             if len(unsaved) <= limits.max_file_size:
                 document = load_document(path, unsaved, fmt, limits)
         elif fmt is not None:
-            from precisionlint.bounded_read import read_bytes
+            from precisionlint.core.bounded_read import read_bytes
 
             data = read_bytes(path, limits.max_file_size)  # a regular file only: never a FIFO or /dev/zero
             document = load_document(path, decode_source(data, path), fmt, limits)

@@ -30,7 +30,7 @@ import os
 from typing import TYPE_CHECKING, NamedTuple
 
 if TYPE_CHECKING:
-    from precisionlint.model import Document
+    from precisionlint.core.model import Document
     from precisionlint.project import Project
 
 
@@ -487,7 +487,7 @@ def attribute_by_readers(document: Document) -> None:
     tops = [root for root in roots(document.tree) if getattr(root, "kind", None) == "map"]
     if len(tops) != 1:
         return  # a YAML stream of several documents: which one a load reads is not known here
-    from precisionlint.model import Related, Span
+    from precisionlint.core.model import Related, Span
 
     settings = list(document.settings)
     related: dict[Span, Related] = {}  # a setting's value and key -> the call that reads it

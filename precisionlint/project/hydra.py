@@ -19,11 +19,11 @@ import os
 import re
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from precisionlint.model import Span
+from precisionlint.core.model import Span
 from precisionlint.sources.tree import root_map
 
 if TYPE_CHECKING:
-    from precisionlint.model import Document
+    from precisionlint.core.model import Document
     from precisionlint.project import Project
     from precisionlint.sources.tree import Node
 

@@ -18,7 +18,7 @@ import os
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from precisionlint.model import Document
+    from precisionlint.core.model import Document
 
 # TrainingArguments' precision fields that a launch line can set (the shell loader keeps these flags).
 _FIELDS = ("fp16", "bf16", "tf32")
@@ -33,7 +33,7 @@ def attribute_launches(document: Document) -> None:
     """Add to a launcher's settings the TrainingArguments flags of each line that starts a script parsing them."""
     if document.format != "shell" or not isinstance(document.tree, list):
         return
-    from precisionlint.model import UNRESOLVED, Setting
+    from precisionlint.core.model import UNRESOLVED, Setting
     from precisionlint.project import disk_path, display_path, project_of
 
     project = None

@@ -21,8 +21,8 @@ import os
 from collections.abc import Iterator
 from typing import Any, NamedTuple
 
+from precisionlint.core.model import Document, Setting, Span
 from precisionlint.frameworks import hf
-from precisionlint.model import Document, Setting, Span
 from precisionlint.sources.python_index import PythonIndex  # the file's one walk, shared by its passes
 from precisionlint.sources.tree import roots
 

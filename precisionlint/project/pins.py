@@ -41,7 +41,7 @@ def read_text(path: str) -> str | None:
     unsaved = buffer_text(path)  # open in an editor (the language server): its text, saved or not
     if unsaved is not None:
         return unsaved if len(unsaved) <= MAX_PIN_FILE else None
-    from precisionlint.bounded_read import read_text as read_bounded
+    from precisionlint.core.bounded_read import read_text as read_bounded
 
     try:  # a regular file only, and never more than the limit: a link to /dev/zero or a FIFO says nothing
         return read_bounded(path, MAX_PIN_FILE, errors="replace").replace("\r\n", "\n").replace("\r", "\n")

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, NamedTuple
 from precisionlint.sources.python_index import walk  # ast.walk's nodes and order, faster
 
 if TYPE_CHECKING:
-    from precisionlint.model import Document
+    from precisionlint.core.model import Document
     from precisionlint.script.model import AutocastRegion, RegionUse, ScriptModel
 
 _DTYPE_NAMES = {"float16": "float16", "half": "float16", "bfloat16": "bfloat16"}

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import ast
 
-from precisionlint.model import Document
-from precisionlint.records import Record
+from precisionlint.core.model import Document
+from precisionlint.core.records import Record
 from precisionlint.script.model import (
     AutocastRegion,
     DeprecatedImport,
@@ -76,7 +76,7 @@ _STATEMENTS = frozenset(subclasses_of(ast.stmt))
 
 
 # Plain classes rather than dataclasses: importing dataclasses costs every check run's workers several milliseconds
-# (precisionlint/records.py has the numbers).
+# (precisionlint/core/records.py has the numbers).
 
 
 class _Candidate(Record):

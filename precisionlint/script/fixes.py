@@ -11,8 +11,8 @@ from __future__ import annotations
 import ast
 import re
 
-from precisionlint.model import Edit
-from precisionlint.records import FrozenRecord
+from precisionlint.core.model import Edit
+from precisionlint.core.records import FrozenRecord
 from precisionlint.script.model import DeprecatedImport, DeprecatedUse, ScriptModel
 from precisionlint.script.names import DEPRECATED_MODULES, Deprecated, dotted
 from precisionlint.script.positions import Positions
@@ -68,7 +68,7 @@ class AmpEdits(FrozenRecord):
     (then the fix is offered as unsafe), empty when they cannot change behaviour."""
 
     # A plain class rather than a dataclass: importing dataclasses costs every check run's workers several
-    # milliseconds (precisionlint/records.py has the numbers).
+    # milliseconds (precisionlint/core/records.py has the numbers).
     __slots__ = ("edits", "inexact")
     _fields = __slots__
 

@@ -22,7 +22,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Callable, Iterable
 
-from precisionlint.records import ValueRecord
+from precisionlint.core.records import ValueRecord
 from precisionlint.script.grad_mode import without_grad
 from precisionlint.script.model import Event, RegionUse, ScriptModel
 from precisionlint.script.names import dotted
@@ -37,7 +37,7 @@ _MAX_LOOP_PASSES = 6
 
 class _Loop(ValueRecord):
     # A plain class rather than a dataclass: importing dataclasses costs every check run's workers several
-    # milliseconds (precisionlint/records.py has the numbers).
+    # milliseconds (precisionlint/core/records.py has the numbers).
     __slots__ = ("breaks", "continues")
     _fields = __slots__
 

@@ -14,8 +14,8 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING, Any, Literal
 
-from precisionlint.model import Document, Span
-from precisionlint.records import Record
+from precisionlint.core.model import Document, Span
+from precisionlint.core.records import Record
 from precisionlint.script.names import Deprecated
 from precisionlint.script.scopes import Scope
 
@@ -39,7 +39,7 @@ EventKind = Literal[
 
 
 # Plain classes rather than dataclasses: importing dataclasses costs every check run's workers several milliseconds
-# (precisionlint/records.py has the numbers). Each __init__ takes the fields in the order the dataclass did.
+# (precisionlint/core/records.py has the numbers). Each __init__ takes the fields in the order the dataclass did.
 
 
 class RegionUse(Record):

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import ast
 
-from precisionlint.records import FrozenRecord, ValueRecord
+from precisionlint.core.records import FrozenRecord, ValueRecord
 
 AUTOCAST_APIS = frozenset({"torch.autocast", "torch.amp.autocast", "torch.cuda.amp.autocast", "torch.cpu.amp.autocast"})
 # The two spellings that take device_type as their first, required argument.
@@ -65,7 +65,7 @@ EPS_OPTIMIZERS = {
 
 
 # Plain classes rather than dataclasses: importing dataclasses costs every check run's workers several milliseconds
-# (precisionlint/records.py has the numbers).
+# (precisionlint/core/records.py has the numbers).
 
 
 class Deprecated(FrozenRecord):

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import ast
 
-from precisionlint.model import Document, Span
+from precisionlint.core.model import Document, Span
 
 
 class Positions:

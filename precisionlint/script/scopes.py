@@ -14,7 +14,7 @@ import re
 from collections.abc import Iterator
 from typing import Literal
 
-from precisionlint.records import Record, ValueRecord
+from precisionlint.core.records import Record, ValueRecord
 from precisionlint.script.names import ImportTable
 from precisionlint.sources.python_index import FastNodeVisitor
 
@@ -27,7 +27,7 @@ _DATA_CLASS_BASES = ("BaseModel", "NamedTuple", "TypedDict", "BaseSettings", "St
 
 
 # Plain classes rather than dataclasses: importing dataclasses costs every check run's workers several milliseconds
-# (precisionlint/records.py has the numbers).
+# (precisionlint/core/records.py has the numbers).
 
 
 class Scope(Record):

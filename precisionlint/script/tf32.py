@@ -16,8 +16,8 @@ from __future__ import annotations
 import ast
 from typing import Any, Literal
 
-from precisionlint.model import Span
-from precisionlint.records import Record
+from precisionlint.core.model import Span
+from precisionlint.core.records import Record
 from precisionlint.script.scopes import Scope
 from precisionlint.sources.python_index import walk
 
@@ -38,7 +38,7 @@ class Tf32Write(Record):
     """One write of TF32 state."""
 
     # A plain class rather than a dataclass: importing dataclasses costs every check run's workers several
-    # milliseconds (precisionlint/records.py has the numbers).
+    # milliseconds (precisionlint/core/records.py has the numbers).
     __slots__ = ("api", "family", "backend", "value", "enables", "span", "text", "scope", "gates")
     _fields = __slots__
     _repr_fields = ("api", "family", "backend", "value", "enables", "span", "text")

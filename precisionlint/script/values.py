@@ -13,7 +13,7 @@ import ast
 import operator
 from typing import Any
 
-from precisionlint.records import FrozenRecord
+from precisionlint.core.records import FrozenRecord
 from precisionlint.script.names import DTYPES, canonical, dotted
 from precisionlint.script.scopes import Scope, ScopeTable, is_import_marker
 
@@ -28,7 +28,7 @@ _MAX_DEPTH = 12
 
 
 # Plain classes rather than dataclasses: importing dataclasses costs every check run's workers several milliseconds
-# (precisionlint/records.py has the numbers). Values compare and hash by their fields, as frozen dataclasses did.
+# (precisionlint/core/records.py has the numbers). Values compare and hash by their fields, as frozen dataclasses did.
 
 
 class Dtype(FrozenRecord):

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 from lsprotocol import types
 
-from precisionlint.model import Finding
+from precisionlint.core.model import Finding
 from precisionlint.server.analysis import (
     Analysis,
     can_suppress,

@@ -23,8 +23,8 @@ from typing import NamedTuple, cast
 
 from precisionlint.checks import Rule
 from precisionlint.config import CONFIG_NAMES, Config, ConfigError, load_config
+from precisionlint.core.model import Document, Edit, Finding, Fix, Format
 from precisionlint.engine import EngineOptions, FileResult, SourceFile, check_source
-from precisionlint.model import Document, Edit, Finding, Fix, Format
 from precisionlint.sources import Limits, format_of
 
 # PEP 263: a coding cookie must stay on the first or second line, above any directive we add.
@@ -81,7 +81,7 @@ def settings_from(config_file: Path | None) -> ProjectSettings:
 
 def _has_table(pyproject: Path) -> bool:
     try:
-        from precisionlint.bounded_read import read_text
+        from precisionlint.core.bounded_read import read_text
 
         text = read_text(pyproject, 10_000_000)
     except (OSError, UnicodeDecodeError):
@@ -208,7 +208,7 @@ def check_text(source: SourceFile, text: str, options: EngineOptions) -> FileRes
     """Check `text` as if it were the file `source` on disk: what `check` does after reading the file (the size
     limit, the prefilter, the engine), on the editor's text."""
     from precisionlint.checks._meta import LIMIT_EXCEEDED
-    from precisionlint.model import Span
+    from precisionlint.core.model import Span
 
     data = text.encode("utf-8", "surrogatepass")
     limit = options.limits.max_file_size

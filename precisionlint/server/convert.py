@@ -12,7 +12,7 @@ import bisect
 
 from lsprotocol import types
 
-from precisionlint.model import Edit, Finding, Severity, Span
+from precisionlint.core.model import Edit, Finding, Severity, Span
 
 SOURCE = "precisionlint"
 _SEVERITIES = {

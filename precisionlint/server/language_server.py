@@ -41,7 +41,7 @@ from pygls.lsp.server import LanguageServer
 from pygls.uris import to_fs_path
 
 from precisionlint import __version__
-from precisionlint.model import Finding
+from precisionlint.core.model import Finding
 from precisionlint.server.actions import FIX_ALL_KIND, code_actions, covers, hover_of, kind_matches
 from precisionlint.server.analysis import (
     Analysis,
@@ -695,7 +695,7 @@ def _register_requests(server: PrecisionServer) -> None:
 
 
 def _differs_from_disk(path: str, text: str) -> bool:
-    from precisionlint.bounded_read import read_bytes
+    from precisionlint.core.bounded_read import read_bytes
 
     try:  # a regular file only: a FIFO under the buffer's name must not block the server
         data = read_bytes(path, 4 * len(text) + 4)

@@ -18,7 +18,7 @@ import re
 from collections.abc import Sequence
 from typing import NamedTuple
 
-from precisionlint.model import Finding
+from precisionlint.core.model import Finding
 from precisionlint.sources import LimitError, SourceError
 from precisionlint.sources.notebook_edits import NotebookText, Unmappable
 

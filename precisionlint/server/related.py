@@ -19,7 +19,7 @@ from collections.abc import Callable
 from lsprotocol import types
 from pygls.uris import from_fs_path
 
-from precisionlint.model import SAME_FILE, Finding, Related, Span
+from precisionlint.core.model import SAME_FILE, Finding, Related, Span
 from precisionlint.server.convert import Positions
 
 

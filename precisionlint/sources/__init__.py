@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from precisionlint.model import Document, Format
+from precisionlint.core.model import Document, Format
 
 EXTENSIONS: dict[str, Format] = {
     ".toml": "toml",

@@ -18,7 +18,7 @@ import re
 from bisect import bisect_right
 from collections.abc import Collection
 
-from precisionlint.model import Document
+from precisionlint.core.model import Document
 from precisionlint.sources import LimitError, Limits, NotCheckable, SourceError
 from precisionlint.sources.tree import Entry, Node, NodeBudget, blank_between, whole_line_range
 

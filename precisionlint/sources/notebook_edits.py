@@ -20,11 +20,11 @@ import json
 import re
 from typing import Any
 
-from precisionlint.model import Edit, Fix
-from precisionlint.records import ValueRecord
+from precisionlint.core.model import Edit, Fix
+from precisionlint.core.records import ValueRecord
 
 # Plain classes rather than dataclasses: importing dataclasses costs every check run's workers several milliseconds
-# (precisionlint/records.py has the numbers).
+# (precisionlint/core/records.py has the numbers).
 
 
 class CodeCell(ValueRecord):

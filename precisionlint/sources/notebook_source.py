@@ -24,7 +24,7 @@ import re
 import warnings
 from typing import Any
 
-from precisionlint.model import Document, Finding, Span
+from precisionlint.core.model import Document, Finding, Span
 from precisionlint.sources import LimitError, Limits, SourceError
 from precisionlint.sources.notebook_edits import CodeCell, NotebookText, Unmappable, map_fix
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import ast
 
-from precisionlint.model import Document, Span
+from precisionlint.core.model import Document, Span
 
 
 def universal_line_starts(text: str) -> list[int]:

@@ -23,7 +23,7 @@ import ast
 from bisect import bisect_left
 from typing import Any
 
-from precisionlint.model import Document
+from precisionlint.core.model import Document
 from precisionlint.sources.literal import literal_eval
 
 _ASSIGNS = (ast.Assign, ast.AnnAssign, ast.AugAssign)

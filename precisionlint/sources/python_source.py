@@ -11,7 +11,7 @@ import ast
 import sys
 import warnings
 
-from precisionlint.model import Document
+from precisionlint.core.model import Document
 from precisionlint.sources import LimitError, Limits, NewerSyntaxError, NotCheckable, SourceError
 from precisionlint.sources.positions import use_universal_newlines
 

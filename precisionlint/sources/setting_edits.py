@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import re
 
-from precisionlint.model import Document, Edit, Fix, Setting
+from precisionlint.core.model import Document, Edit, Fix, Setting
 
 # A YAML anchor in front of a value (`&base 16`): kept when the value is replaced, so aliases still resolve.
 _YAML_ANCHOR = re.compile(r"&[^\s,\[\]{}]+[ \t]+")

@@ -17,7 +17,7 @@ import re
 import shlex
 from typing import NamedTuple
 
-from precisionlint.model import UNRESOLVED, Document, Span
+from precisionlint.core.model import UNRESOLVED, Document, Span
 from precisionlint.sources import Limits
 
 # Flags whose value matters to precision rules (spelled with underscores; `--mixed-precision` is read too).

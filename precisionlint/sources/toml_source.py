@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from precisionlint.model import Document
+from precisionlint.core.model import Document
 from precisionlint.sources import LimitError, Limits, SourceError
 from precisionlint.sources.tree import Entry, Node, NodeBudget, whole_line_range
 

@@ -32,7 +32,7 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-from precisionlint.model import Document
+from precisionlint.core.model import Document
 from precisionlint.sources import Limits
 from precisionlint.sources.tree import Entry, Node, NodeBudget, whole_line_range
 

@@ -12,8 +12,8 @@ import re
 from bisect import bisect_left
 from typing import Any
 
-from precisionlint.model import Document
-from precisionlint.model import line_starts as _line_starts
+from precisionlint.core.model import Document
+from precisionlint.core.model import line_starts as _line_starts
 from precisionlint.sources import LimitError, Limits, NotCheckable, SourceError, template_action
 from precisionlint.sources.positions import universal_line_starts
 from precisionlint.sources.tree import Entry, Node, NodeBudget, whole_line_range

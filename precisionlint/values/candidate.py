@@ -49,7 +49,7 @@ class Candidate(NamedTuple):
     every_path  the value on every path that reaches the expression (no branch, no default a launch overrides)
     path        another file's path where the value is written (a config file's key), "" for this file
     key_path    the keys of that config file, outermost first
-    span        where in that file (a precisionlint.model.Span), for a candidate of another file
+    span        where in that file (a precisionlint.core.model.Span), for a candidate of another file
     """
 
     value: Any

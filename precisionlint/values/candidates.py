@@ -48,7 +48,7 @@ from precisionlint.values.declared import (
 )
 
 if TYPE_CHECKING:
-    from precisionlint.model import Document
+    from precisionlint.core.model import Document
 
 _MAX_DEPTH = 8
 _MAX_CANDIDATES = 16  # more alternatives than this: the value is not one a user chose, call it unknown

@@ -16,10 +16,10 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from precisionlint.model import SAME_FILE, Related, Setting, Span
+from precisionlint.core.model import SAME_FILE, Related, Setting, Span
 
 if TYPE_CHECKING:
-    from precisionlint.model import Document
+    from precisionlint.core.model import Document
     from precisionlint.values.candidates import Finder
 
 PENDING = "_unresolved_python_values"  # Document.__dict__ key: [(setting, value expression)] from python_calls
