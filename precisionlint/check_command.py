@@ -432,7 +432,7 @@ def execute(values: dict[str, Any]) -> int:
     if narrowed is not None:
         return narrowed
     if values["add_noqa"]:
-        from precisionlint.suppress import add_noqa
+        from precisionlint.engine.suppress import add_noqa
 
         added, problems = add_noqa(outcome.findings, outcome.groups)
         for message in problems:

@@ -95,7 +95,7 @@ def _in_comment(document: Document, edit: Edit) -> bool:
     """The edit changes only a comment of a TOML or YAML line: from the comment's start (or the blanks before
     it) to at most the end of its line. Such an edit must leave the parsed tree identical, which the verifier
     then demands."""
-    from precisionlint.suppress import hash_comments
+    from precisionlint.engine.suppress import hash_comments
 
     text = document.text
     # A lone CR ends a line too (YAML 1.2 and old Mac files): otherwise a comment on an earlier "line" would

@@ -323,8 +323,8 @@ def _warm(sources: Sequence[SourceFile], options: EngineOptions) -> None:
     formats = {source.format for source in sources}
     # The modules the passes import when they first need them, which each worker would otherwise import
     # again for itself (pytorch-lightning: 10 ms of each worker's CPU).
-    modules = ["precisionlint.frameworks.python_calls", "precisionlint.sources.python_source", "precisionlint.suppress",
-               "precisionlint.project.links"]
+    modules = ["precisionlint.frameworks.python_calls", "precisionlint.sources.python_source",
+               "precisionlint.engine.suppress", "precisionlint.project.links"]
     if formats & {"python", "notebook"}:
         modules += [f"precisionlint.script.{name}" for name in ("flow", "model", "collect", "fixes", "exits", "tf32")]
         modules.append("precisionlint.project.scripts")

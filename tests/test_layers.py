@@ -26,7 +26,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("hardware", ("precisionlint.hardware",)),
     ("analysis", ("precisionlint.script", "precisionlint.project", "precisionlint.values")),
     ("checks", ("precisionlint.checks",)),
-    ("engine", ("precisionlint.engine", "precisionlint.suppress", "precisionlint.sources.setting_edits")),
+    ("engine", ("precisionlint.engine", "precisionlint.engine.suppress", "precisionlint.sources.setting_edits")),
     ("fix", ("precisionlint.fix", "precisionlint.fix_plan", "precisionlint.fix_verify", "precisionlint.fix_write",
              "precisionlint.setting_changes", "precisionlint.sources.notebook_edits")),
     ("run", ("precisionlint.discover", "precisionlint.config", "precisionlint.cache", "precisionlint.parallel",

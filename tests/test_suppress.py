@@ -3,7 +3,7 @@ from __future__ import annotations
 import re
 
 from precisionlint.core.model import Document, Finding, Severity, Span
-from precisionlint.suppress import Suppressions
+from precisionlint.engine.suppress import Suppressions
 
 
 def finding(line: int, code: str = "PL104", name: str = "tf32-ignored-under-mixed-precision") -> Finding:
@@ -50,7 +50,7 @@ def test_noqa_in_python_with_codes_only() -> None:
 def test_a_noqa_for_other_linters_only_is_not_read() -> None:
     """`# noqa: E501` cannot select any of our codes (a selector applies to the codes it is a prefix of): such a
     file is not tokenized for its comments, which costs more than parsing it; one PL code among them is read."""
-    from precisionlint.suppress import may_hold_directives
+    from precisionlint.engine.suppress import may_hold_directives
 
     assert not may_hold_directives("x = 1  # noqa: E501, F401\ny = 2  # noqa: PLR0913\n", True)
     assert may_hold_directives("x = 1  # noqa: E501, pl104\n", True)
@@ -90,7 +90,7 @@ def test_the_quick_text_test_agrees_with_the_patterns() -> None:
     from hypothesis import given, settings
     from hypothesis import strategies as st
 
-    from precisionlint.suppress import _DIRECTIVE, _NOQA, _OUR_CODE, may_hold_directives
+    from precisionlint.engine.suppress import _DIRECTIVE, _NOQA, _OUR_CODE, may_hold_directives
 
     pieces = st.sampled_from([
         "precisionlint", "PrecisionLint", "precision", "lint", "noqa", "NoQa", "knoqa", ":", " ", "\n", "#", "[",

@@ -44,5 +44,5 @@ READS = "comments"
 
 
 def check(ctx: CheckContext) -> Iterable[Finding]:
-    # Reported by the engine with the suppressions (precisionlint/suppress.py), after every other rule ran.
+    # Reported by the engine with the suppressions (precisionlint/engine/suppress.py), after every other rule ran.
     return ()

@@ -49,5 +49,5 @@ FIXABLE = True
 
 
 def check(ctx: CheckContext) -> Iterable[Finding]:
-    # Reported by the engine with the suppressions (precisionlint/suppress.py), after every other rule ran.
+    # Reported by the engine with the suppressions (precisionlint/engine/suppress.py), after every other rule ran.
     return ()

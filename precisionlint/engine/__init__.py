@@ -191,10 +191,10 @@ def python_tree_is_read(text: str) -> bool:
     tests/test_engine.py checks this against every pass on real files."""
     if needs_script_model(text):
         return True
+    from precisionlint.engine.suppress import may_hold_directives
     from precisionlint.frameworks import mmengine
     from precisionlint.frameworks.python_calls import may_call_a_framework, may_pass_a_precision_setting
     from precisionlint.sources.python_source import may_import_a_framework
-    from precisionlint.suppress import may_hold_directives
 
     probe = word_probe(text)
     from precisionlint.checks._fp8_recipes import WORDS as FP8_RECIPE_WORDS
@@ -729,7 +729,7 @@ def run_rules(document: Document, options: EngineOptions) -> FileResult:
             LIMIT_EXCEEDED, document.path, f"nesting too deep to analyse; not checked by {named}"
         ))
     try:
-        from precisionlint.suppress import Suppressions
+        from precisionlint.engine.suppress import Suppressions
 
         findings = Suppressions.of(document).apply(findings, document, options.rules, bool(gpus))
     except RecursionError:
