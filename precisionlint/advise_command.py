@@ -186,7 +186,7 @@ def _parse_shapes(spec: str) -> list[Shape]:
 
 
 def _write_report(path: str, payload: dict[str, Any]) -> None:
-    from precisionlint.fix_write import WriteRefused, write_report
+    from precisionlint.fix.write import WriteRefused, write_report
     from precisionlint.probe.report import render_html
 
     try:
@@ -243,7 +243,8 @@ def _introduced_findings(path: str, old: str, new: str, targets: tuple[Gpu, ...]
 
 def _write(path: str, document: Any, rec: Recommendation, diff: bool, targets: tuple[Gpu, ...] = ()) -> None:
     """Apply the recommendation to `path` through the fixer's verified, layout-keeping edits."""
-    from precisionlint import advisor, fix
+    from precisionlint import advisor
+    from precisionlint.fix import apply as fix
 
     changes = advisor.changes_for_file(document, rec)
     if "tf32" not in changes and any(not _hf_tf32_accepted(gpu) for gpu in targets) and any(
@@ -271,7 +272,7 @@ def _write(path: str, document: Any, rec: Recommendation, diff: bool, targets: t
     if diff:
         click.echo(fix.unified_diff(path, old, new), nl=False)
         return
-    from precisionlint.fix_write import FileChanged, WriteRefused, rewrite
+    from precisionlint.fix.write import FileChanged, WriteRefused, rewrite
     from precisionlint.sources import format_of
 
     try:

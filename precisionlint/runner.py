@@ -267,7 +267,7 @@ def _run_group(settings: FileSettings, files: list[Any], request: RunRequest, ad
     if request.fix or request.diff:
         import copy
 
-        from precisionlint.fix import apply_fixes
+        from precisionlint.fix.apply import apply_fixes
 
         group_request = copy.copy(request)
         group_request.config = config
@@ -286,7 +286,7 @@ def _fix_stdin(outcome: RunOutcome, source: Any, options: Any, request: RunReque
     import tempfile
 
     from precisionlint.engine import SourceFile
-    from precisionlint.fix import apply_fixes
+    from precisionlint.fix.apply import apply_fixes
 
     assert request.stdin is not None
     with tempfile.TemporaryDirectory(prefix="precisionlint-stdin-") as folder:

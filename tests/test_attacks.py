@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from precisionlint import fix_write
+from precisionlint.fix import write as fix_write
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX file systems")
 

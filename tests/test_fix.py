@@ -17,7 +17,7 @@ from precisionlint.checks import CheckContext, Rule, find_rule
 from precisionlint.cli import main
 from precisionlint.core.model import Edit, Finding, Fix, Severity
 from precisionlint.engine import EngineOptions
-from precisionlint.fix import (
+from precisionlint.fix.apply import (
     Expectation,
     apply_edits,
     fix_text,
@@ -27,7 +27,7 @@ from precisionlint.fix import (
     select_fixes,
     unified_diff,
 )
-from precisionlint.fix_write import rewrite, write_report
+from precisionlint.fix.write import rewrite, write_report
 from precisionlint.sources import Limits, load_document
 from tests.rule_cases import RuleCase, load_cases
 
@@ -295,7 +295,7 @@ def test_a_failed_write_is_an_error_and_leaves_the_file(workdir: Path, monkeypat
     def refuse(src: str, dst: str) -> None:
         raise PermissionError(13, "Permission denied")
 
-    from precisionlint import fix_write
+    from precisionlint.fix import write as fix_write
 
     monkeypatch.setattr(os, "replace", refuse)
     monkeypatch.setattr(fix_write, "_exchange", refuse)  # the atomic swap, where the platform has one

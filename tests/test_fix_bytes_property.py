@@ -4,7 +4,7 @@ Hypothesis builds a fixable file in every format (TOML, YAML, JSON, Python) and 
 carry: no BOM, one or two UTF-8 BOMs, LF / CRLF / lone-CR line endings where the format allows them, tabs
 where the format allows them, a final newline or not, non-ASCII text. The file is fixed on disk through the
 real command, and the test proves:
-  - the bytes written decode to exactly the text precisionlint.fix verified (fix_text, which is pure), with
+  - the bytes written decode to exactly the text precisionlint.fix.apply verified (fix_text, which is pure), with
     the original's BOM prefix kept byte for byte;
   - the fixed value is there, the file still parses (no parse error), and nothing fixable is left;
   - every line ending outside the edited line is kept as it was.
@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 from precisionlint.checks import all_rules
 from precisionlint.cli import main
 from precisionlint.engine import EngineOptions, decode_source
-from precisionlint.fix import fix_text
+from precisionlint.fix.apply import fix_text
 
 BOM = b"\xef\xbb\xbf"
 OPTIONS = EngineOptions(rules=all_rules())

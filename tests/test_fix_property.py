@@ -3,7 +3,7 @@
 Hypothesis writes TOML, YAML and JSON trainer configs with comments (some of them look like settings), odd
 spacing, blank lines, indentation, CRLF, key orders and quote styles, holding fixable settings: Lightning
 legacy precision values, a TF32 setting beside mixed precision, a DeepSpeed static loss scale. The fixes run
-through the real code path (engine -> rules -> precisionlint.fix) and the test proves that
+through the real code path (engine -> rules -> precisionlint.fix.apply) and the test proves that
   - every line no fix names is in the result, unchanged and in order, and nothing else is added;
   - the result parses with the format's own library and holds the values the fixes promise;
   - a second fix pass changes nothing.
@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 
 from precisionlint.checks import find_rule
 from precisionlint.engine import EngineOptions, check_bytes
-from precisionlint.fix import fix_text, is_applicable, parse_config, scalar_key
+from precisionlint.fix.apply import fix_text, is_applicable, parse_config, scalar_key
 from precisionlint.frameworks import LIGHTNING_LEGACY
 
 RULES = [find_rule(name) for name in ("legacy-precision-value", "tf32-ignored-under-mixed-precision",

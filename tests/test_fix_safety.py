@@ -144,7 +144,7 @@ def test_fixing_runs_under_the_files_cpu_time_limit(tmp_path: Path) -> None:
     was and reported as limit-exceeded, never half-fixed and never hanging."""
     from precisionlint.checks import all_rules
     from precisionlint.engine import EngineOptions
-    from precisionlint.fix import fix_text
+    from precisionlint.fix.apply import fix_text
     from precisionlint.sources import Limits
 
     body = "".join(f"with torch.cuda.amp.autocast():\n    y{i} = model(x{i})\n" for i in range(3000))
@@ -204,13 +204,13 @@ def test_a_refused_fix_says_why(tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
     from precisionlint.checks import all_rules
     from precisionlint.core.model import Edit, Fix
     from precisionlint.engine import EngineOptions
-    from precisionlint.fix import fix_text
+    from precisionlint.fix.apply import fix_text
 
     text = "seed_everything: 1\ntrainer:\n  max_epochs: 3\n  precision: 16\n"
     options = EngineOptions(rules=all_rules())
     result = fix_text("f.yaml", text, "yaml", options, unsafe=False)
     assert result.fixed == 1
-    from precisionlint.fix_plan import Refusal, select_fixes
+    from precisionlint.fix.plan import Refusal, select_fixes
     from precisionlint.sources import load_document
 
     document = load_document("f.yaml", text, "yaml")

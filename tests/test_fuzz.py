@@ -263,8 +263,8 @@ def test_whole_line_range_matches_its_reference(text: str, data: st.DataObject) 
 def assert_fix_sane(fmt: str, data: bytes) -> None:
     """The --fix path on a mutated file: no crash, no internal error, and when it changes the text, the new
     text still parses and the bytes it would write read back as exactly that text (no corruption)."""
-    from precisionlint.fix import check_text, fix_text
-    from precisionlint.fix_write import WriteRefused, encode_fixed
+    from precisionlint.fix.apply import check_text, fix_text
+    from precisionlint.fix.write import WriteRefused, encode_fixed
 
     WRITER_COUNTS["fix"][0] += 1
     try:
@@ -290,7 +290,7 @@ def assert_fix_sane(fmt: str, data: bytes) -> None:
 def _fixable_seeds() -> dict[str, list[bytes]]:
     """The seeds (rule-book cases included) that `--fix --unsafe-fixes` changes: light mutations of these keep
     fixable findings, so the fuzzing reaches planning, verification and encoding, not only the parsers."""
-    from precisionlint.fix import fix_text
+    from precisionlint.fix.apply import fix_text
 
     found: dict[str, list[bytes]] = {fmt: [] for fmt in FORMATS}
     for fmt, seeds in SEEDS.items():
@@ -364,7 +364,7 @@ def assert_add_noqa_sane(fmt: str, data: bytes, folder: Path) -> None:
     same AST), its bytes read back as the text the directives were added to, in the file's own encoding."""
     from precisionlint.engine import SourceFile
     from precisionlint.engine.suppress import _meaning, add_noqa
-    from precisionlint.fix import check_text
+    from precisionlint.fix.apply import check_text
 
     if fmt not in ("toml", "yaml", "python"):
         return
@@ -421,8 +421,8 @@ ADVICE = [{"precision": "bf16-mixed"}, {"precision": "16-mixed", "tf32": True}, 
 def assert_advise_write_sane(fmt: str, data: bytes, changes: dict[str, object], folder: Path) -> None:
     """advise --write's change, written by the real writer: refused with ValueError, or every requested value
     reads back from the written file and nothing else in it changed (the fixer's verification)."""
-    from precisionlint.fix_write import WriteRefused, rewrite
-    from precisionlint.setting_changes import plan_setting_changes
+    from precisionlint.fix.setting_changes import plan_setting_changes
+    from precisionlint.fix.write import WriteRefused, rewrite
 
     if fmt not in ("toml", "yaml", "json"):
         return

@@ -357,7 +357,7 @@ def add_noqa(findings: list[Finding], groups: list[tuple[Any, list[Any]]]) -> tu
     comparing what it holds. Returns (directives added, one error line per file that could not be written)."""
     from precisionlint.core.bounded_read import read_bytes
     from precisionlint.engine import decode_source
-    from precisionlint.fix_write import FileChanged, WriteRefused, rewrite
+    from precisionlint.fix.write import FileChanged, WriteRefused, rewrite
     from precisionlint.sources import Limits
 
     fs_paths = {source.display: source.fs_path for _settings, files in groups for source in files}

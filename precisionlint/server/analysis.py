@@ -276,11 +276,11 @@ def analyse(path: Path, text: str, configs: ProjectConfigs, language_id: str | N
 
 def verified_fix(analysis: Analysis, finding: Finding) -> Fix | None:
     """The finding's fix if `check --fix` would apply it to this text (the round-trip verification of
-    precisionlint.fix accepts it), else None: the editor never offers an edit that `--fix` would refuse."""
+    precisionlint.fix.apply accepts it), else None: the editor never offers an edit that `--fix` would refuse."""
     fix = finding.fix
     if fix is None or not fix.edits or analysis.document is None or analysis.settings is None:
         return None
-    from precisionlint.fix import select_fixes
+    from precisionlint.fix.apply import select_fixes
 
     # A notebook's fixes edit its JSON text (the document checked is the program of its cells), as for --fix.
     target = analysis.document.__dict__.get("fix_document", analysis.document)
@@ -296,7 +296,7 @@ def fix_all_text(analysis: Analysis) -> str | None:
     when nothing changes."""
     if analysis.settings is None or analysis.format is None or analysis.document is None:
         return None
-    from precisionlint.fix import fix_text
+    from precisionlint.fix.apply import fix_text
 
     display = analysis.document.path
     result = fix_text(display, analysis.text, analysis.format, analysis.settings.options, False, analysis.ignored)
@@ -389,7 +389,7 @@ def _silences(analysis: Analysis, finding: Finding, edit: Edit, line_shift_from:
     directive) and leaves every other finding exactly as it was."""
     if analysis.settings is None or analysis.format is None:
         return False
-    from precisionlint.fix import apply_edits
+    from precisionlint.fix.apply import apply_edits
 
     new_text = apply_edits(analysis.text, [edit])
     display = analysis.document.path if analysis.document is not None else str(analysis.path)

@@ -25,8 +25,8 @@ import warnings
 from typing import Any
 
 from precisionlint.core.model import Document, Finding, Span
+from precisionlint.fix.notebook_edits import CodeCell, NotebookText, Unmappable, map_fix
 from precisionlint.sources import LimitError, Limits, SourceError
-from precisionlint.sources.notebook_edits import CodeCell, NotebookText, Unmappable, map_fix
 
 _MAGIC = re.compile(r"^(\s*)(?:[%!]|[\w.\[\], ]+=\s*[%!])")
 _HELP = re.compile(r"^(\s*)[\w.]+\?\??\s*$")

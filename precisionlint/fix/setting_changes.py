@@ -2,8 +2,8 @@
 
 An existing value is replaced in place; an absent setting is inserted into its section in the file's own
 style (indentation, `=` spacing, quoting, line endings), and the section is created when the file has none.
-Every change is verified through the round-trip trees (precisionlint.fix_verify) before it is offered, and
-written with precisionlint.fix_write.rewrite, the writer of `check --fix`.
+Every change is verified through the round-trip trees (precisionlint.fix.verify) before it is offered, and
+written with precisionlint.fix.write.rewrite, the writer of `check --fix`.
 """
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from precisionlint.core.model import Document, Edit, Format
-from precisionlint.fix_plan import apply_edits, well_formed
-from precisionlint.fix_verify import (
+from precisionlint.fix.plan import apply_edits, well_formed
+from precisionlint.fix.verify import (
     CONFIG_FORMATS,
     Expectation,
     _Unverifiable,

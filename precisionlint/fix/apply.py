@@ -30,7 +30,7 @@ The text checked, verified and written is one and the same: each pass checks exa
 second BOM, or any U+FEFF at the start, is part of the text, not stripped again), and the bytes written are
 verified to decode back to that text. A fix that is refused is reported beside its finding, with the reason.
 
-`plan_setting_changes` (precisionlint.setting_changes) serves `advise --write FILE`, written by the same writer.
+`plan_setting_changes` (precisionlint.fix.setting_changes) serves `advise --write FILE`, written by the same writer.
 """
 
 from __future__ import annotations
@@ -41,14 +41,15 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from precisionlint.core.model import Finding, Format
-from precisionlint.fix_plan import (  # noqa: F401 - the fixer's public names, for callers and tests
+from precisionlint.fix.plan import (  # noqa: F401 - the fixer's public names, for callers and tests
     Refusal,
     applicable_groups,
     apply_edits,
     is_applicable,
     select_fixes,
 )
-from precisionlint.fix_verify import (  # noqa: F401
+from precisionlint.fix.setting_changes import plan_setting_changes  # noqa: F401
+from precisionlint.fix.verify import (  # noqa: F401
     Expectation,
     edit_expectation,
     parse_config,
@@ -56,14 +57,13 @@ from precisionlint.fix_verify import (  # noqa: F401
     scalar_key,
     verify_change,
 )
-from precisionlint.fix_write import (
+from precisionlint.fix.write import (
     FileBusy,
     FileChanged,
     WriteRefused,
     encode_fixed,
     write_fixed,
 )
-from precisionlint.setting_changes import plan_setting_changes  # noqa: F401
 from precisionlint.sources import SourceError
 
 if TYPE_CHECKING:
@@ -118,7 +118,7 @@ def apply_fixes(outcome: RunOutcome, sources: Sequence[SourceFile], options: Eng
             if not write:
                 outcome.fixed += result.fixed
                 if source.format == "notebook":  # per cell, as ruff shows notebook fixes
-                    from precisionlint.sources.notebook_edits import cell_diff
+                    from precisionlint.fix.notebook_edits import cell_diff
 
                     diffs.append(cell_diff(source.display, result.old_text, result.new_text))
                 else:

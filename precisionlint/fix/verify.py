@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from precisionlint.core.model import Document, Edit, Fix
-from precisionlint.fix_plan import apply_edits
+from precisionlint.fix.plan import apply_edits
 from precisionlint.sources import LimitError, Limits
 from precisionlint.sources.tree import Entry, Node, NodeBudget
 
@@ -59,7 +59,7 @@ class Verifier:
         if document.format == "python":
             return None if _python_parses(new_text) else "the fixed code would not parse"
         if document.format == "notebook":
-            from precisionlint.sources.notebook_edits import verify
+            from precisionlint.fix.notebook_edits import verify
 
             return verify(document.text, new_text)
         if document.format not in CONFIG_FORMATS:

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 from precisionlint.core.model import Document, Edit, Finding, Fix
 
 if TYPE_CHECKING:
-    from precisionlint.fix_verify import Verifier
+    from precisionlint.fix.verify import Verifier
     from precisionlint.sources import Limits
 
 # Parses of the fixed text one pass may spend on finding the fixes that verify. A pass whose batch verifies
@@ -58,7 +58,7 @@ def select_fixes(document: Document, fixes: Sequence[Fix], limits: Limits | None
     """The fixes of one pass: in order, each one that is well-formed and does not overlap one already taken,
     then the largest part of that batch that verifies (see the module docstring). Fixes refused by the
     verifier are added to `refused` with the reason."""
-    from precisionlint.fix_verify import Verifier as _Verifier
+    from precisionlint.fix.verify import Verifier as _Verifier
     from precisionlint.sources import Limits as DefaultLimits
 
     verifier = _Verifier(document, limits or DefaultLimits())
