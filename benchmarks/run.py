@@ -216,7 +216,7 @@ about 10% slower than in the round above (`python -c pass` 50-52 ms, was 44-47):
   The round's start (main) against its end, `python -m precisionlint check --no-cache .`, alternated, min and
   median of 7, wall and CPU (user+sys): pytorch-lightning 0.66 -> 0.57 s wall (median), 1.15 -> 1.03 s CPU;
   speechbrain 0.59 -> 0.50 s, 1.00 -> 0.87 s; pytorch-image-models 0.43 -> 0.38 s, 0.71 -> 0.66 s. What changed:
-  - precisionlint.fork_pool replaces ProcessPoolExecutor. Its import was 18 ms of the serial start; its threads
+  - precisionlint.run.fork_pool replaces ProcessPoolExecutor. Its import was 18 ms of the serial start; its threads
     competed with the reading loop for the interpreter lock; each file's bytes were pickled through one pipe. Now
     the tasks are a few hundred bytes on a pipe of each worker, the bytes are in a memfd the workers pread, the
     first worker imports the rules, the YAML loader and the project's pins while the files are read and forks

@@ -37,9 +37,9 @@ class Counts(NamedTuple):
 
 def compare(root: Path) -> Counts:
     from precisionlint.check_command import resolve_rules
-    from precisionlint.config import load_config
     from precisionlint.engine import decode_source
-    from precisionlint.runner import RunRequest, run_check
+    from precisionlint.run.config import load_config
+    from precisionlint.run.runner import RunRequest, run_check
     from precisionlint.server.analysis import ProjectConfigs, analyse, can_suppress, line_suppression, verified_fix
 
     os.chdir(root)

@@ -206,7 +206,7 @@ def _gpus_from_configuration(gpu_names: tuple[str, ...], near: str | None) -> tu
     configuration's custom-gpus, so that its own cards are known by name either way."""
     from pathlib import Path
 
-    from precisionlint.config import ConfigError, load_config
+    from precisionlint.run.config import ConfigError, load_config
 
     try:
         config = load_config(None, Path(near).resolve().parent if near else None)

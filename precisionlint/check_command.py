@@ -190,7 +190,7 @@ def default_rules() -> list[Any]:
 
 def _expand(selectors: list[str], where: str) -> set[str]:
     from precisionlint.checks import expand_selector
-    from precisionlint.runner import did_you_mean
+    from precisionlint.run.runner import did_you_mean
 
     codes: set[str] = set()
     for selector in selectors:
@@ -216,7 +216,7 @@ def rules_for(config: Any, values: dict[str, Any]) -> list[Any]:
     """A file's rules: the command line's --select replaces the configuration's select; extend-select and every
     ignore add up (as in ruff). Errors name the option, or the configuration file and its key."""
     from precisionlint.checks import all_rules
-    from precisionlint.config import ConfigError
+    from precisionlint.run.config import ConfigError
 
     source = config.label
     cli_select = _split(values.get("select", ()))
@@ -248,8 +248,8 @@ def gpus_for(config: Any, values: dict[str, Any]) -> tuple[Any, ...]:
         names = list(config.gpus)
     if not names:
         return ()  # before any import: a check without GPUs never loads the hardware table
-    from precisionlint.config import ConfigError
     from precisionlint.hardware import UnknownGpuError, resolve_targets
+    from precisionlint.run.config import ConfigError
 
     try:
         targets = _resolve_quietly(resolve_targets, names, config.custom_gpus)
@@ -337,9 +337,9 @@ def interrupted(exc: BaseException) -> int:
 
 def execute(values: dict[str, Any]) -> int:
     """Run `check` with parsed option values; the exit code. Raises UsageError before any output."""
-    from precisionlint.config import ConfigError, load_config
     from precisionlint.core import interrupts
-    from precisionlint.runner import FileSettings, RunRequest, StdinSource, run_check
+    from precisionlint.run.config import ConfigError, load_config
+    from precisionlint.run.runner import FileSettings, RunRequest, StdinSource, run_check
 
     interrupts.install()  # Ctrl-C and SIGTERM: a prompt stop, exit 130 / 143 (see interrupted())
     from precisionlint.core.streams import prepare
@@ -509,8 +509,8 @@ def _narrow(values: dict[str, Any], outcome: Any, stdin: Any) -> int | None:
     the findings they let through, and what fails the run is counted again from those)."""
     if not (values["baseline"] or values["write_baseline"] or values["diff_against"]):
         return None
-    from precisionlint.baseline import BaselineError, new_findings, write
-    from precisionlint.changed_lines import ChangedLinesError, changed_lines, on_changed_lines
+    from precisionlint.run.baseline import BaselineError, new_findings, write
+    from precisionlint.run.changed_lines import ChangedLinesError, changed_lines, on_changed_lines
 
     sources = {stdin.display: stdin.data.decode("utf-8", "replace")} if stdin is not None else None
     try:
@@ -565,7 +565,7 @@ def _command_line_settings(values: dict[str, Any]) -> tuple[str | None, Any]:
     extend = _split(values.get("extend_exclude", ()))
     overrides = None
     if table:
-        from precisionlint.config import ConfigError, parse_table
+        from precisionlint.run.config import ConfigError, parse_table
 
         try:
             overrides = parse_table(table, None)
@@ -578,7 +578,7 @@ def _command_line_settings(values: dict[str, Any]) -> tuple[str | None, Any]:
             return
         done.add(id(config))
         if overrides is not None:
-            from precisionlint.config import _KEYS
+            from precisionlint.run.config import _KEYS
 
             for key in overrides.set_keys:
                 if key in ("exclude", "extend-exclude"):
@@ -640,7 +640,7 @@ def _is_terminal(stream: Any) -> bool:
 
 def _show_files(request: Any) -> int:
     from precisionlint.core.streams import write_error
-    from precisionlint.runner import plan
+    from precisionlint.run.runner import plan
 
     skipped: list[tuple[str, str]] = []
     groups, errors = plan(request, skipped)
@@ -655,7 +655,7 @@ def _show_files(request: Any) -> int:
 
 def _show_settings(request: Any, values: dict[str, Any]) -> int:
     """The settings that apply to one file, as ruff's --show-settings."""
-    from precisionlint.config import ConfigFinder
+    from precisionlint.run.config import ConfigFinder
 
     target = request.stdin.display if request.stdin is not None else (request.paths[0] if request.paths else ".")
     config = request.config

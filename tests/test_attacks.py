@@ -115,8 +115,8 @@ def test_advise_write_keeps_bom_and_crlf(tmp_path: Path) -> None:
 
 def _fix_in_process(root: Path) -> Any:
     from precisionlint.check_command import default_rules
-    from precisionlint.config import load_config
-    from precisionlint.runner import RunRequest, run_check
+    from precisionlint.run.config import load_config
+    from precisionlint.run.runner import RunRequest, run_check
 
     request = RunRequest(paths=[str(root)], config=load_config(None, root), rules=default_rules(), fix=True,
                          unsafe_fixes=True, jobs=1, progress=False)
@@ -276,8 +276,8 @@ def test_a_cache_entry_of_wrong_types_is_a_miss(tmp_path: Path) -> None:
     """The checksum is valid (the entry was written so), but the values are not what a finding holds."""
     import json
 
-    from precisionlint.cache import FORMAT_VERSION, MAGIC
     from precisionlint.engine import content_digest
+    from precisionlint.run.cache import FORMAT_VERSION, MAGIC
 
     (tmp_path / "train.toml").write_bytes(TOML)
     _settled(tmp_path / "train.toml", tmp_path)

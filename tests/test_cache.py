@@ -13,12 +13,12 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from precisionlint import parallel
-from precisionlint.cache import RACY_SECONDS, ResultCache, _read, open_cache
 from precisionlint.checks import Rule, all_rules
 from precisionlint.cli import main
 from precisionlint.core.model import Severity
 from precisionlint.engine import EngineOptions, SourceFile, check_sources
+from precisionlint.run import parallel
+from precisionlint.run.cache import RACY_SECONDS, ResultCache, _read, open_cache
 
 ROOT = Path(__file__).resolve().parent.parent
 # legacy-precision-value (PL102) on line 2
@@ -34,7 +34,7 @@ SCRIPT = (
 
 def _settle() -> None:
     """Wait until the files written so far are old enough for their stat to show any later write (see
-    precisionlint.cache.settled): before that, the cache trusts neither them nor what was computed from them."""
+    precisionlint.run.cache.settled): before that, the cache trusts neither them nor what was computed from them."""
     time.sleep(RACY_SECONDS + 0.05)
 
 

@@ -14,11 +14,10 @@ from click.testing import CliRunner
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from precisionlint import checks, parallel
+from precisionlint import checks
 from precisionlint.checks import Rule, all_rules
 from precisionlint.cli import main
 from precisionlint.core.model import Severity
-from precisionlint.discover import discover
 from precisionlint.engine import (
     CONFIG_KEYWORDS,
     PYTHON_KEYWORDS,
@@ -29,6 +28,8 @@ from precisionlint.engine import (
     check_sources,
     might_hold_findings,
 )
+from precisionlint.run import parallel
+from precisionlint.run.discover import discover
 from precisionlint.sources import Limits, format_of
 
 sys.path.insert(0, str(Path(__file__).parent))

@@ -26,7 +26,7 @@ from pathlib import Path
 
 import pytest
 
-from precisionlint.parallel import MIN_BYTES_FOR_POOL
+from precisionlint.run.parallel import MIN_BYTES_FOR_POOL
 
 SEED = int(os.environ.get("PRECISIONLINT_FAULT_SEED", "14"))
 RUNS = int(os.environ.get("PRECISIONLINT_FAULT_RUNS", "2"))

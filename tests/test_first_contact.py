@@ -156,7 +156,7 @@ def test_measured_figures_use_one_precision(monkeypatch: pytest.MonkeyPatch) -> 
 def test_the_progress_bar_never_cuts_a_word(columns: int) -> None:
     import io
 
-    from precisionlint.progress import Progress
+    from precisionlint.run.progress import Progress
 
     class Terminal(io.StringIO):
         def isatty(self) -> bool:

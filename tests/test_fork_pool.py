@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from precisionlint import fork_pool, parallel
 from precisionlint.checks import all_rules
 from precisionlint.engine import EngineOptions, SourceFile, check_sources
+from precisionlint.run import fork_pool, parallel
 
 pytestmark = pytest.mark.skipif(not parallel.can_fork(), reason="no fork pool on this platform")
 

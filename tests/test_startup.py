@@ -18,9 +18,9 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from precisionlint import progress
 from precisionlint.cli import main
-from precisionlint.progress import NoProgress, Progress, progress_for
+from precisionlint.run import progress
+from precisionlint.run.progress import NoProgress, Progress, progress_for
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -221,8 +221,8 @@ def test_check_draws_on_a_terminal_unless_no_progress(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, no_progress: bool
 ) -> None:
     from precisionlint.checks import all_rules
-    from precisionlint.config import load_config
-    from precisionlint.runner import RunRequest, run_check
+    from precisionlint.run.config import load_config
+    from precisionlint.run.runner import RunRequest, run_check
 
     _many_files(tmp_path)
     monkeypatch.chdir(tmp_path)

@@ -876,8 +876,8 @@ def check_sources(
     """Check every source; results come back in the order of `sources`, whatever `jobs` is.
 
     `progress(n)` is called as files are done (n files at a time), from the calling thread. `cache`, a
-    precisionlint.cache.ResultCache, gives results of unchanged content and receives the new ones (the caller
+    precisionlint.run.cache.ResultCache, gives results of unchanged content and receives the new ones (the caller
     saves it)."""
-    from precisionlint.parallel import check_all
+    from precisionlint.run.parallel import check_all
 
     return check_all(list(sources), options, jobs, progress, cache)

@@ -252,7 +252,7 @@ class Suppressions:
             for selector in directive.selectors:
                 if selector == ALL or any(_selector_matches(selector, r.code, r.name) for r in known):
                     continue
-                from precisionlint.runner import did_you_mean
+                from precisionlint.run.runner import did_you_mean
 
                 yield _finding(INVALID_CODE, INVALID_NAME, Severity.WARNING, document, directive,
                                f"suppression names unknown rule '{selector}'{did_you_mean(selector)} "

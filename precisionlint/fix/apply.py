@@ -68,7 +68,7 @@ from precisionlint.sources import SourceError
 
 if TYPE_CHECKING:
     from precisionlint.engine import EngineOptions, FileResult, SourceFile
-    from precisionlint.runner import RunOutcome, RunRequest
+    from precisionlint.run.runner import RunOutcome, RunRequest
 
 # Overlapping fixes need one pass each; ruff stops at 100, but a config file has a handful of settings.
 MAX_PASSES = 10
@@ -144,7 +144,7 @@ def apply_fixes(outcome: RunOutcome, sources: Sequence[SourceFile], options: Eng
             outcome.errors.append(f"{source.display}: kept changing while being fixed; left as it is")
     if write:
         outcome.findings = sorted((f for found in by_path.values() for f in found), key=Finding.sort_key)
-        from precisionlint.runner import rules_for_output
+        from precisionlint.run.runner import rules_for_output
 
         outcome.rules_for_output = rules_for_output(outcome.findings)
     else:
@@ -152,7 +152,7 @@ def apply_fixes(outcome: RunOutcome, sources: Sequence[SourceFile], options: Eng
 
 
 def _ignored(source: SourceFile, request: RunRequest) -> set[str]:
-    from precisionlint.runner import ignored_codes
+    from precisionlint.run.runner import ignored_codes
 
     return ignored_codes(source.fs_path, request.config)
 

@@ -140,6 +140,6 @@ def _signature(
                 parts.append(f"{source.fs_path}:{signature}")
     text = "\n".join(parts)
     digest = content_digest(text.encode("utf-8", "surrogateescape"))
-    from precisionlint.cache import UNSETTLED
+    from precisionlint.run.cache import UNSETTLED
 
     return digest + UNSETTLED if UNSETTLED in text else digest

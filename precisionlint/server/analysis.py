@@ -22,9 +22,9 @@ from pathlib import Path
 from typing import NamedTuple, cast
 
 from precisionlint.checks import Rule
-from precisionlint.config import CONFIG_NAMES, Config, ConfigError, load_config
 from precisionlint.core.model import Document, Edit, Finding, Fix, Format
 from precisionlint.engine import EngineOptions, FileResult, SourceFile, check_source
+from precisionlint.run.config import CONFIG_NAMES, Config, ConfigError, load_config
 from precisionlint.sources import Limits, format_of
 
 # PEP 263: a coding cookie must stay on the first or second line, above any directive we add.
@@ -49,7 +49,7 @@ class ProjectSettings:
 
 def _options(config: Config) -> EngineOptions:
     from precisionlint.check_command import gpus_for, rules_for
-    from precisionlint.runner import validate_per_file_ignores
+    from precisionlint.run.runner import validate_per_file_ignores
 
     # The same resolution as `check` (select, extend-select, ignores, gpus and custom-gpus).
     rules: list[Rule] = rules_for(config, {})
@@ -245,9 +245,9 @@ def _release_model(document: Document | None) -> None:
 
 def analyse(path: Path, text: str, configs: ProjectConfigs, language_id: str | None = None) -> Analysis:
     """What `check PATH` would report if `text` were saved at `path`."""
-    from precisionlint.discover import matches_any
     from precisionlint.project.buffers import recording
-    from precisionlint.runner import ignored_codes
+    from precisionlint.run.discover import matches_any
+    from precisionlint.run.runner import ignored_codes
 
     fmt = format_for(path, language_id)
     if fmt is None or fmt not in SERVED_FORMATS:

@@ -12,8 +12,8 @@ from pathlib import Path
 from typing import Any
 
 from precisionlint.checks import Rule, all_rules
-from precisionlint.config import Config, ConfigError, ConfigFinder
 from precisionlint.core.model import Finding, Severity
+from precisionlint.run.config import Config, ConfigError, ConfigFinder
 
 
 class FileSettings:
@@ -124,8 +124,8 @@ def plan(
 ) -> tuple[list[tuple[FileSettings, list[Any]]], list[str]]:
     """The files of the run grouped by the settings that govern them, and the errors of discovery. Walked
     links that lead nowhere are added to `skipped` as (path, why) when it is given (--show-files)."""
-    from precisionlint.discover import discover
     from precisionlint.engine import SourceFile
+    from precisionlint.run.discover import discover
 
     config = request.config
     if request.stdin is not None:
@@ -147,7 +147,7 @@ def run_check(request: RunRequest) -> RunOutcome:
     if request.diff:
         outcome.diff_text = ""
     failing = 0
-    from precisionlint.progress import progress_for
+    from precisionlint.run.progress import progress_for
 
     every_file = [source for _settings, files in groups for source in files]
     with progress_for(outcome.files_checked, enabled=request.progress and request.stdin is None) as bar:
@@ -212,7 +212,7 @@ def _repaired(before: list[Finding], after: list[Finding]) -> list[Finding]:
 
 
 def _excluded_by(fs_path: str, config: Config) -> bool:
-    from precisionlint.config import glob_matches
+    from precisionlint.run.config import glob_matches
 
     relative = _relative(fs_path, config.root)
     return any(glob_matches(relative, pattern) for pattern in config.exclude)
@@ -221,8 +221,8 @@ def _excluded_by(fs_path: str, config: Config) -> bool:
 def _run_group(settings: FileSettings, files: list[Any], request: RunRequest, advance: Any,
                every_file: list[Any]) -> RunOutcome:
     from precisionlint.engine import EngineOptions, check_bytes, check_sources
-    from precisionlint.parallel import default_jobs
     from precisionlint.project.context import context_function
+    from precisionlint.run.parallel import default_jobs
     from precisionlint.sources import Limits
 
     config = settings.config
@@ -245,7 +245,7 @@ def _run_group(settings: FileSettings, files: list[Any], request: RunRequest, ad
         jobs = request.jobs or default_jobs()
         cache = None
         if request.cache:
-            from precisionlint.cache import open_cache
+            from precisionlint.run.cache import open_cache
 
             cache = open_cache(config.root, config.cache_dir, options)
         results = check_sources(files, options, jobs, progress=advance, cache=cache)
@@ -317,7 +317,7 @@ def ignored_codes(fs_path: str, config: Config) -> set[str]:
     if not config.per_file_ignores:
         return set()
     from precisionlint.checks import expand_selector
-    from precisionlint.config import glob_matches
+    from precisionlint.run.config import glob_matches
 
     relative = _relative(fs_path, config.root)
     return {

@@ -116,7 +116,7 @@ def _excluded(relative: str, patterns: Sequence[str]) -> bool:
     gitignore-style, as per-file-ignores (`**/*.yaml` matches a file at the root too)."""
     if not patterns:
         return False
-    from precisionlint.config import glob_matches
+    from precisionlint.run.config import glob_matches
 
     parts = relative.split("/")
     for pattern in patterns:

@@ -2,7 +2,7 @@
 
 Most files of a repository cannot hold a finding, and the prefilter rejects them in microseconds after one
 read. So this process reads every file once and applies the prefilter (I/O-bound; a worker would only add
-copying), and collects the files that need parsing. They are handed to worker processes (precisionlint.fork_pool)
+copying), and collects the files that need parsing. They are handed to worker processes (precisionlint.run.fork_pool)
 in chunks of about CHUNK_BYTES while the reading goes on. The pool starts when the run is large enough to pay for
 it: at once for a tree of EARLY_POOL_FILES files or more (its first worker imports the parsers and rules while
 this process reads), otherwise once the files to parse add up to MIN_FILES_FOR_POOL files and MIN_BYTES_FOR_POOL
@@ -20,9 +20,9 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from precisionlint.cache import ResultCache
     from precisionlint.engine import EngineOptions, FileResult, SourceFile
-    from precisionlint.fork_pool import ForkPool
+    from precisionlint.run.cache import ResultCache
+    from precisionlint.run.fork_pool import ForkPool
 
 # Starting a pool (fork, warm-up, result pickling) costs tens of milliseconds; parsing and checking a file that
 # passed the prefilter costs about 1 ms per 10 kB of JSON, 9 ms of Python and 100 ms of YAML (measured with
@@ -115,7 +115,7 @@ def check_all(
     results: list[FileResult | None] = [None] * len(sources)
     pool: ForkPool | None = None
     poolable = jobs > 1 and can_fork()
-    # `files`, the cache's file index: what the bytes of a file with an unchanged stat showed (precisionlint.cache).
+    # `files`, the cache's file index: what the bytes of a file with an unchanged stat showed (precisionlint.run.cache).
     files = cache.files if cache is not None and len(sources) >= MIN_FILES_FOR_INDEX else None
     # A large tree starts the pool at once, unless the file index knows it (then most files are unchanged, and
     # the pool starts only if enough of them turn out to need parsing).
@@ -302,7 +302,7 @@ def _work(chunk: list[tuple[int, SourceFile, bytes | None]]) -> list[tuple[int, 
 
 
 def _start_pool(sources: Sequence[SourceFile], options: EngineOptions, jobs: int) -> ForkPool | None:
-    from precisionlint.fork_pool import ForkPool
+    from precisionlint.run.fork_pool import ForkPool
 
     global _WORKER_OPTIONS
     _WORKER_OPTIONS = options  # the workers fork with it
