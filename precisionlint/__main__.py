@@ -1,4 +1,4 @@
-from precisionlint.entry import main
+from precisionlint.cli.entry import main
 
 if __name__ == "__main__":
     main()

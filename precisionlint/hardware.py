@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 from precisionlint.core.records import FrozenRecord
 
 if TYPE_CHECKING:
-    from precisionlint.probe import DeviceInfo
+    from precisionlint.advise.probe import DeviceInfo
 
 FORMATS = ("fp32", "tf32", "fp16", "bf16", "fp8")
 
@@ -634,7 +634,7 @@ def detect_local() -> tuple[Gpu, ...]:
     found = _nvidia_smi()
     if found is not None:
         return found
-    from precisionlint import probe
+    from precisionlint.advise import probe
 
     try:
         devices = probe.query_devices()

@@ -25,7 +25,7 @@ from typing import Any
 import torch
 from torch.overrides import TorchFunctionMode
 
-from precisionlint.probe.device import CudaApi
+from precisionlint.advise.probe.device import CudaApi
 
 # Rates (TFLOP/s) near what an H100 SXM reaches at its best (the published figures: bf16 794.5, fp8 1402.6).
 H100_RATES = {"fp64": 50.0, "fp32": 51.0, "tf32": 370.0, "bf16": 780.0, "fp16": 785.0, "fp8": 1380.0,

@@ -12,14 +12,14 @@ import click
 import pytest
 from click.testing import CliRunner, Result
 
-from precisionlint.advise_command import advise
+from precisionlint.cli.advise_command import advise
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
 @click.group()
 def cli() -> None:
-    """A stand-in for precisionlint.cli.main, so these tests need only the advise command."""
+    """A stand-in for precisionlint.cli.commands.main, so these tests need only the advise command."""
 
 
 cli.add_command(advise)
@@ -158,7 +158,7 @@ def test_probe_without_torch_exits_2_with_one_line() -> None:
 
     code = BLOCK_TORCH + (
         "import click\n"
-        "from precisionlint.advise_command import advise\n"
+        "from precisionlint.cli.advise_command import advise\n"
         "group = click.Group(commands={'advise': advise})\n"
         "group(['advise', '--probe'], prog_name='precisionlint')\n"
     )
@@ -170,7 +170,7 @@ def test_probe_without_torch_exits_2_with_one_line() -> None:
 
 
 def test_a_failing_device_is_reported_in_one_line(monkeypatch: pytest.MonkeyPatch) -> None:
-    from precisionlint import probe
+    from precisionlint.advise import probe
 
     def broken(**_kwargs: object) -> None:
         raise RuntimeError("CUDA error: out of memory\nCUDA kernel errors might be asynchronously reported")

@@ -10,7 +10,7 @@ import pytest
 import tomlkit
 from ruamel.yaml import YAML
 
-from precisionlint.advisor import (
+from precisionlint.advise.advisor import (
     Recommendation,
     compare_config,
     evidence,
@@ -19,8 +19,8 @@ from precisionlint.advisor import (
     recommendation_settings,
     snippets,
 )
+from precisionlint.advise.probe import DeviceInfo, LossScaling, NumericCheck, ProbeResult, Skipped, Timing
 from precisionlint.hardware import Gpu, find_gpu, gpu_from_capability
-from precisionlint.probe import DeviceInfo, LossScaling, NumericCheck, ProbeResult, Skipped, Timing
 from precisionlint.sources import load_document
 
 

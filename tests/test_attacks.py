@@ -114,7 +114,7 @@ def test_advise_write_keeps_bom_and_crlf(tmp_path: Path) -> None:
 
 
 def _fix_in_process(root: Path) -> Any:
-    from precisionlint.check_command import default_rules
+    from precisionlint.cli.check_command import default_rules
     from precisionlint.run.config import load_config
     from precisionlint.run.runner import RunRequest, run_check
 
@@ -462,7 +462,7 @@ def test_module_names_rebound_before_every_step_are_analysed_in_linear_time() ->
     import time
 
     from benchmarks.script_scaling import rebound
-    from precisionlint.check_command import default_rules
+    from precisionlint.cli.check_command import default_rules
     from precisionlint.engine import EngineOptions, check_bytes
 
     options = EngineOptions(rules=default_rules(), gpus=(), prefilter=False)
@@ -490,7 +490,7 @@ def test_a_signal_during_start_up_is_one_line_not_a_traceback(tmp_path: Path, si
         time.sleep(delay)
         process.send_signal(signum)
         _, err = process.communicate(timeout=60)
-        if b"Traceback" in err and not re.search(rb'precisionlint.entry\.py", line \d+, in main\n', err):
+        if b"Traceback" in err and not re.search(rb'precisionlint.cli.entry\.py", line \d+, in main\n', err):
             continue  # before the entry point's main() ran (Python's start-up, runpy, the imports of entry.py)
         assert b"Traceback" not in err, (delay, err.decode())
         if process.returncode not in (0, 1) and err:

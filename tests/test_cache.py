@@ -14,7 +14,7 @@ import pytest
 from click.testing import CliRunner
 
 from precisionlint.checks import Rule, all_rules
-from precisionlint.cli import main
+from precisionlint.cli.commands import main
 from precisionlint.core.model import Severity
 from precisionlint.engine import EngineOptions, SourceFile, check_sources
 from precisionlint.run import parallel

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from precisionlint.check_command import OPTIONS, parse_fast
-from precisionlint.cli import check
+from precisionlint.cli.check_command import OPTIONS, parse_fast
+from precisionlint.cli.commands import check
 
 AGREE = [
     [],
@@ -67,7 +67,7 @@ def test_a_plain_check_never_imports_click(tmp_path: Path) -> None:
     (tmp_path / "c.toml").write_text('[trainer_config]\nprecision = "16"\n')
     code = (
         "import sys\nsys.argv = ['precisionlint', 'check', '--no-progress', 'c.toml']\n"
-        "from precisionlint.entry import main\n"
+        "from precisionlint.cli.entry import main\n"
         "try:\n    main()\nexcept SystemExit as exit:\n    print('exit', exit.code)\n"
         "print('click' in sys.modules)\n"
     )

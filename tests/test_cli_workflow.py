@@ -366,7 +366,7 @@ def test_advise_write_is_accepted_by_check_for_every_gpu_and_format(tmp_path: Pa
     In-process (click's runner): 300 subprocesses would take minutes."""
     from click.testing import CliRunner
 
-    from precisionlint.cli import main
+    from precisionlint.cli.commands import main
 
     runner = CliRunner()
     failures = []
@@ -513,7 +513,7 @@ def test_readme_configuration_example_is_valid(tmp_path: Path) -> None:
 
 
 def test_readme_documents_every_option_of_check() -> None:
-    from precisionlint.check_command import OPTIONS
+    from precisionlint.cli.check_command import OPTIONS
 
     readme = (ROOT / "README.md").read_text()
     table = readme.split("### Options of `check`")[1].split("Exit codes")[0]

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 from precisionlint import checks
 from precisionlint.checks import Rule, all_rules
-from precisionlint.cli import main
+from precisionlint.cli.commands import main
 from precisionlint.core.model import Severity
 from precisionlint.engine import (
     CONFIG_KEYWORDS,

@@ -145,7 +145,7 @@ def test_a_trainer_config_table_is_named_as_written(tmp_path: Path) -> None:
 
 
 def test_measured_figures_use_one_precision(monkeypatch: pytest.MonkeyPatch) -> None:
-    from precisionlint import advisor
+    from precisionlint.advise import advisor
 
     assert advisor._figure(0.08945) == "0.0895" and advisor._figure(989.4) == "989"
     source = Path(advisor.__file__).read_text()

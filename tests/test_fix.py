@@ -14,7 +14,7 @@ import pytest
 from click.testing import CliRunner, Result
 
 from precisionlint.checks import CheckContext, Rule, find_rule
-from precisionlint.cli import main
+from precisionlint.cli.commands import main
 from precisionlint.core.model import Edit, Finding, Fix, Severity
 from precisionlint.engine import EngineOptions
 from precisionlint.fix.apply import (

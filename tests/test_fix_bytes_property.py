@@ -21,7 +21,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from precisionlint.checks import all_rules
-from precisionlint.cli import main
+from precisionlint.cli.commands import main
 from precisionlint.engine import EngineOptions, decode_source
 from precisionlint.fix.apply import fix_text
 

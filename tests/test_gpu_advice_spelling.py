@@ -8,7 +8,7 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
-from precisionlint.cli import main
+from precisionlint.cli.commands import main
 
 FILES = {
     "accelerate.yaml": ("compute_environment: LOCAL_MACHINE\ndistributed_type: MULTI_GPU\nmixed_precision: bf16\n",

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from precisionlint import hardware
+from precisionlint.advise.probe import DeviceInfo
 from precisionlint.hardware import (
     FORMATS,
     GPUS,
@@ -22,7 +23,6 @@ from precisionlint.hardware import (
     parse_nvidia_smi,
     resolve_targets,
 )
-from precisionlint.probe import DeviceInfo
 
 
 @pytest.mark.parametrize(
@@ -231,7 +231,7 @@ def test_detect_local_retries_without_compute_cap_on_old_drivers(tmp_path: Path,
 def test_detect_local_without_nvidia_smi_or_gpu_is_empty(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("PATH", str(tmp_path))  # no nvidia-smi: falls back to the probe's torch query
     monkeypatch.setattr(hardware, "_nvidia_smi", lambda: None)
-    from precisionlint import probe
+    from precisionlint.advise import probe
 
     monkeypatch.setattr(probe, "query_devices", lambda: (probe.DeviceInfo(kind="cpu", name="CPU"),))
     assert detect_local() == ()
@@ -242,7 +242,7 @@ def test_detect_local_without_nvidia_smi_or_gpu_is_empty(tmp_path: Path, monkeyp
 
 def test_detect_local_without_torch_is_empty(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(hardware, "_nvidia_smi", lambda: None)
-    from precisionlint import probe
+    from precisionlint.advise import probe
 
     def unavailable() -> tuple[DeviceInfo, ...]:
         raise probe.ProbeUnavailable(probe.INSTALL_HINT)
@@ -255,7 +255,8 @@ def test_hardware_module_does_not_import_torch() -> None:
     import subprocess
     import sys
 
-    code = ("import sys; import precisionlint.hardware, precisionlint.advisor, precisionlint.advise_command; "
+    code = ("import sys; import precisionlint.hardware, precisionlint.advise.advisor, "
+            "precisionlint.cli.advise_command; "
             "import precisionlint.checks as c; c.all_rules(); print('torch' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
                          cwd=Path(__file__).resolve().parent.parent, env={**os.environ})

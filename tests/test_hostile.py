@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from precisionlint.cli import main
+from precisionlint.cli.commands import main
 
 ROOT = Path(__file__).resolve().parent.parent
 HANG_GUARD = 120  # seconds; a run that takes this long is a hang, not a slow machine

@@ -29,10 +29,9 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("engine", ("precisionlint.engine", "precisionlint.engine.suppress", "precisionlint.sources.setting_edits")),
     ("fix", ("precisionlint.fix",)),
     ("run", ("precisionlint.run",)),
-    ("output", ("precisionlint.output", "precisionlint.frameworks.report")),
-    ("advise", ("precisionlint.advisor", "precisionlint.probe")),
-    ("cli", ("precisionlint.cli", "precisionlint.entry", "precisionlint.__main__", "precisionlint.check_command",
-             "precisionlint.advise_command")),
+    ("output", ("precisionlint.output", "precisionlint.output.frameworks_report")),
+    ("advise", ("precisionlint.advise",)),
+    ("cli", ("precisionlint.cli", "precisionlint.__main__")),
     ("server", ("precisionlint.server",)),
 )
 _RANK = {name: rank for rank, (name, _) in enumerate(LAYERS)}

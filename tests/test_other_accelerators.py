@@ -12,7 +12,7 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
-from precisionlint.cli import main
+from precisionlint.cli.commands import main
 from precisionlint.run.cache import RACY_SECONDS
 
 DS_CONFIG = '{"train_micro_batch_size_per_gpu": 4, "bf16": {"enabled": true}}\n'

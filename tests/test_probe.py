@@ -13,8 +13,8 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from precisionlint import probe  # noqa: E402
-from precisionlint.probe import DeviceInfo, LossScaling, ProbeResult, Timing, device, kernels, numerics, timing  # noqa: E402  # noqa: E402
+from precisionlint.advise import probe  # noqa: E402
+from precisionlint.advise.probe import DeviceInfo, LossScaling, ProbeResult, Timing, device, kernels, numerics, timing  # noqa: E402  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 NO_GPU = not torch.cuda.is_available()
@@ -231,7 +231,7 @@ def test_result_types_serialise() -> None:
 
 def test_without_torch_the_probe_says_how_to_install_it() -> None:
     code = BLOCK_TORCH + (
-        "from precisionlint import probe\n"
+        "from precisionlint.advise import probe\n"
         "try:\n"
         "    probe.run_probe(budget_s=1)\n"
         "except probe.ProbeUnavailable as exc:\n"

@@ -16,9 +16,9 @@ torch = pytest.importorskip("torch")
 
 from click.testing import CliRunner  # noqa: E402
 
-from precisionlint.advise_command import advise  # noqa: E402
-from precisionlint.probe import figures  # noqa: E402
-from precisionlint.probe.results import Timing  # noqa: E402
+from precisionlint.advise.probe import figures  # noqa: E402
+from precisionlint.advise.probe.results import Timing  # noqa: E402
+from precisionlint.cli.advise_command import advise  # noqa: E402
 from tests.simulated_gpu import SimulatedCard, simulated_gpus  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -43,7 +43,7 @@ def test_only_the_numpy_message_of_the_torch_import_is_ignored() -> None:
     # In a fresh interpreter (torch not yet imported): the import says nothing, and the filter ends with it.
     code = (
         "import warnings\n"
-        "from precisionlint.probe import device\n"
+        "from precisionlint.advise.probe import device\n"
         "with warnings.catch_warnings(record=True) as seen:\n"
         "    warnings.simplefilter('always')\n"
         "    device.import_torch()\n"

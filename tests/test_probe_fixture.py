@@ -20,10 +20,10 @@ torch = pytest.importorskip("torch")
 
 from click.testing import CliRunner  # noqa: E402
 
-from precisionlint import advisor  # noqa: E402
-from precisionlint.advise_command import advise  # noqa: E402
-from precisionlint.probe import judge  # noqa: E402
-from precisionlint.probe.results import ProbeResult  # noqa: E402
+from precisionlint.advise import advisor  # noqa: E402
+from precisionlint.advise.probe import judge  # noqa: E402
+from precisionlint.advise.probe.results import ProbeResult  # noqa: E402
+from precisionlint.cli.advise_command import advise  # noqa: E402
 from tests.simulated_gpu import H100_RATES, SimulatedCard, simulated_gpus  # noqa: E402
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "probe"

@@ -13,11 +13,11 @@ torch = pytest.importorskip("torch")
 
 from click.testing import CliRunner  # noqa: E402
 
-from precisionlint import advisor, probe  # noqa: E402
-from precisionlint.advise_command import advise  # noqa: E402
-from precisionlint.probe import judge  # noqa: E402
-from precisionlint.probe.results import ProbeResult  # noqa: E402
-from precisionlint.probe.shapes import parse_shapes  # noqa: E402
+from precisionlint.advise import advisor, probe  # noqa: E402
+from precisionlint.advise.probe import judge  # noqa: E402
+from precisionlint.advise.probe.results import ProbeResult  # noqa: E402
+from precisionlint.advise.probe.shapes import parse_shapes  # noqa: E402
+from precisionlint.cli.advise_command import advise  # noqa: E402
 from tests.simulated_gpu import H100_RATES, SimulatedCard, install_nvidia_smi, simulated_gpus  # noqa: E402
 
 SIZE = 128  # real CPU matmuls of this size; the simulated clock charges them at the card's rate

@@ -13,8 +13,8 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from precisionlint import advisor, probe  # noqa: E402
-from precisionlint.probe import judge, kernels  # noqa: E402
+from precisionlint.advise import advisor, probe  # noqa: E402
+from precisionlint.advise.probe import judge, kernels  # noqa: E402
 
 pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")]
 

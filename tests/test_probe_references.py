@@ -75,7 +75,7 @@ def test_the_command_names_a_typical_figure(monkeypatch: pytest.MonkeyPatch, tmp
     assert torch is not None
     from click.testing import CliRunner
 
-    from precisionlint.advise_command import advise
+    from precisionlint.cli.advise_command import advise
     from tests.simulated_gpu import SimulatedCard, simulated_gpus
 
     # A figure published at the size this test measures (128-cubed, so that the CPU runs the matmuls quickly).
@@ -114,7 +114,7 @@ def test_a_maximum_of_another_shape_names_it_and_that_shape_is_judged(monkeypatc
     pytest.importorskip("torch")
     from click.testing import CliRunner
 
-    from precisionlint.advise_command import advise
+    from precisionlint.cli.advise_command import advise
     from tests.simulated_gpu import H100_RATES, SimulatedCard, simulated_gpus
 
     monkeypatch.setitem(hardware.ACHIEVABLE_TFLOPS, "H100 SXM", {"bf16": Achievable(794.5, "256x512x384", "")})

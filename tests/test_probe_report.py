@@ -15,8 +15,8 @@ torch = pytest.importorskip("torch")
 
 from click.testing import CliRunner  # noqa: E402
 
-from precisionlint.advise_command import advise  # noqa: E402
-from precisionlint.probe import report, shapes  # noqa: E402
+from precisionlint.advise.probe import report, shapes  # noqa: E402
+from precisionlint.cli.advise_command import advise  # noqa: E402
 from tests.simulated_gpu import H100_RATES, SimulatedCard, install_nvidia_smi, simulated_gpus  # noqa: E402
 
 BROWSERS = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable", "headless_shell")

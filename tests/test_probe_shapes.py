@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from precisionlint.probe.shapes import ShapeError, alignment_issues, parse_shapes
+from precisionlint.advise.probe.shapes import ShapeError, alignment_issues, parse_shapes
 
 
 def _config(tmp_path: Path, data: object) -> str:

@@ -235,7 +235,7 @@ def test_environment_list_written_at_column_zero_is_read(tmp_path: Path) -> None
 def test_a_script_check_does_not_import_a_yaml_library_for_environment_yml(tmp_path: Path) -> None:
     _write(tmp_path, {"environment.yml": "dependencies:\n  - pytorch=1.13  # pinned\n  - pip:\n      - x==1\n",
                       "pyproject.toml": '[project]\nname = "x"\n', "train.py": SCALER})
-    code = ("import sys; from precisionlint.cli import main\n"
+    code = ("import sys; from precisionlint.cli.commands import main\n"
             "try:\n    main(['check', '--no-cache', 'train.py'])\nexcept SystemExit as exit:\n"
             "    print('ruamel' in sys.modules, exit.code)")
     result = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=60)

@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 from precisionlint.checks import all_rules
-from precisionlint.cli import rules_markdown
+from precisionlint.cli.commands import rules_markdown
 
 README = (Path(__file__).resolve().parent.parent / "README.md").read_text()
 

@@ -35,7 +35,7 @@ def test_checking_a_toml_file_imports_no_script_or_hardware_rule(tmp_path) -> No
     (tmp_path / "c.toml").write_text('[trainer_config]\nprecision = "16"\n')
     code = (
         "import sys\n"
-        "from precisionlint.cli import main\n"
+        "from precisionlint.cli.commands import main\n"
         "try:\n    main(['check', '--no-progress', 'c.toml'])\n"
         "except SystemExit:\n    pass\n"
         "loaded = sorted(m for m in sys.modules if m.startswith(('precisionlint.script', 'precisionlint.hardware',"

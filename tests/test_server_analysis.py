@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from precisionlint.cli import main
+from precisionlint.cli.commands import main
 from precisionlint.core.model import Edit
 from precisionlint.server.analysis import (
     ProjectConfigs,
@@ -216,7 +216,7 @@ def test_check_never_imports_the_server_libraries(tmp_path: Path) -> None:
     (tmp_path / "a.yaml").write_text(LEGACY_YAML)
     probe = ("import atexit, sys\natexit.register(lambda: print(sorted(m for m in sys.modules "
              "if m.split('.')[0] in ('pygls', 'lsprotocol', 'cattrs', 'precisionlint.server')), file=sys.stderr))\n"
-             "sys.argv = ['precisionlint', 'check', 'a.yaml']\nfrom precisionlint.entry import main\nmain()\n")
+             "sys.argv = ['precisionlint', 'check', 'a.yaml']\nfrom precisionlint.cli.entry import main\nmain()\n")
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     done = subprocess.run([sys.executable, "-c", probe], cwd=tmp_path, env=env, capture_output=True, text=True)
     assert done.returncode == 1, done.stderr

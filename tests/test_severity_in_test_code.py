@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from precisionlint.cli import main
+from precisionlint.cli.commands import main
 
 STEPS = '''\
 import torch

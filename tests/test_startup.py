@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from precisionlint.cli import main
+from precisionlint.cli.commands import main
 from precisionlint.run import progress
 from precisionlint.run.progress import NoProgress, Progress, progress_for
 
@@ -30,7 +30,7 @@ def dump():
     with open(sys.argv[1], "w") as handle:
         json.dump(sorted(sys.modules), handle)
 atexit.register(dump)
-from precisionlint.cli import main
+from precisionlint.cli.commands import main
 main(sys.argv[2:], prog_name="precisionlint")
 """
 
@@ -73,7 +73,7 @@ def test_checking_toml_imports_no_yaml_parser(project: Path) -> None:
     assert "precisionlint.sources.toml_source" in modules  # it was parsed
     assert not starts(modules, "ruamel")
     assert not starts(modules, "torch")
-    assert "precisionlint.advise_command" not in modules  # other commands are imported when named
+    assert "precisionlint.cli.advise_command" not in modules  # other commands are imported when named
     assert "multiprocessing" not in modules  # no pool for one file
 
 
@@ -106,7 +106,7 @@ def dump():
         json.dump(sorted(sys.modules), handle)
 atexit.register(dump)
 sys.argv = ["precisionlint", *sys.argv[2:]]
-from precisionlint.entry import main
+from precisionlint.cli.entry import main
 main()
 """
 

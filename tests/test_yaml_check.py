@@ -270,7 +270,7 @@ def dump():
         handle.write("ruamel" if "ruamel.yaml" in sys.modules else "")
 atexit.register(dump)
 sys.argv = ["precisionlint", *sys.argv[2:]]
-from precisionlint.entry import main
+from precisionlint.cli.entry import main
 main()
 """
 

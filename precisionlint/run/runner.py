@@ -110,7 +110,7 @@ class RunOutcome:
 def _targets(names: list[str]) -> tuple:
     if not names:
         return ()
-    from precisionlint.check_command import UsageError
+    from precisionlint.cli.check_command import UsageError
     from precisionlint.hardware import UnknownGpuError, resolve_targets
 
     try:

@@ -48,7 +48,7 @@ class ProjectSettings:
 
 
 def _options(config: Config) -> EngineOptions:
-    from precisionlint.check_command import gpus_for, rules_for
+    from precisionlint.cli.check_command import gpus_for, rules_for
     from precisionlint.run.runner import validate_per_file_ignores
 
     # The same resolution as `check` (select, extend-select, ignores, gpus and custom-gpus).
@@ -63,7 +63,7 @@ def _options(config: Config) -> EngineOptions:
 def settings_from(config_file: Path | None) -> ProjectSettings:
     """The settings of one configuration file (None: the defaults). Never raises: a configuration that cannot
     be used gives the defaults and an error to show."""
-    from precisionlint.check_command import UsageError
+    from precisionlint.cli.check_command import UsageError
     from precisionlint.hardware import UnknownGpuError
 
     try:

@@ -14,7 +14,7 @@ import subprocess
 import threading
 from dataclasses import dataclass
 
-from precisionlint.probe.results import Telemetry
+from precisionlint.advise.probe.results import Telemetry
 
 SAMPLE_INTERVAL_S = 0.5
 QUERY_TIMEOUT_S = 5.0

@@ -12,14 +12,21 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from precisionlint.probe.device import Backend, CudaApi, CudaBackend, open_backends
-from precisionlint.probe.judge import compare_peer
-from precisionlint.probe.kernels import FP8_FORMATS, api_for, formats_for, matmul_fn, matmul_precision, precision_for
-from precisionlint.probe.monitor import Monitor
-from precisionlint.probe.numerics import check_formats, loss_scaling_check
-from precisionlint.probe.results import DeviceInfo, PeerCheck, ProbeResult, Skipped, Timing
-from precisionlint.probe.shapes import Shape, alignment_issues
-from precisionlint.probe.timing import measure
+from precisionlint.advise.probe.device import Backend, CudaApi, CudaBackend, open_backends
+from precisionlint.advise.probe.judge import compare_peer
+from precisionlint.advise.probe.kernels import (
+    FP8_FORMATS,
+    api_for,
+    formats_for,
+    matmul_fn,
+    matmul_precision,
+    precision_for,
+)
+from precisionlint.advise.probe.monitor import Monitor
+from precisionlint.advise.probe.numerics import check_formats, loss_scaling_check
+from precisionlint.advise.probe.results import DeviceInfo, PeerCheck, ProbeResult, Skipped, Timing
+from precisionlint.advise.probe.shapes import Shape, alignment_issues
+from precisionlint.advise.probe.timing import measure
 
 if TYPE_CHECKING:
     from precisionlint.hardware import Achievable

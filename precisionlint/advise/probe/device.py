@@ -16,8 +16,8 @@ from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from typing import Any
 
+from precisionlint.advise.probe.results import DeviceInfo
 from precisionlint.hardware import capabilities
-from precisionlint.probe.results import DeviceInfo
 
 INSTALL_HINT = ("advise --probe needs PyTorch, which is not installed: from a clone of precisionlint, "
                 "python3 -m pip install '.[probe]' (or install torch itself)")

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import math
 
-from precisionlint.probe.results import UNRELIABLE_SPREAD, Timing
+from precisionlint.advise.probe.results import UNRELIABLE_SPREAD, Timing
 
 RERUN_HINT = "rerun on an idle machine or with a larger --budget"
 

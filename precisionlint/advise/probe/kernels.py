@@ -12,8 +12,8 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from precisionlint.probe.device import scaled_mm_api
-from precisionlint.probe.results import DeviceInfo
+from precisionlint.advise.probe.device import scaled_mm_api
+from precisionlint.advise.probe.results import DeviceInfo
 
 FP8_FORMATS = ("fp8", "fp8-fast")
 FP8_MULTIPLE = 16  # torch._scaled_mm / scaled_mm reject dimensions that are not multiples of 16

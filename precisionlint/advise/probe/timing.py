@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from precisionlint.probe.device import Backend
+from precisionlint.advise.probe.device import Backend
 
 REPEAT_TARGET_S = 0.05  # one timed batch lasts about this long (enough matmuls that event resolution vanishes)
 MAX_INNER = 64

@@ -18,7 +18,7 @@ EXIT_ERROR = 2
 
 # Commands imported only when named (or listed by --help): `check` must not pay for what `advise` imports.
 _LAZY_COMMANDS = {
-    "advise": ("precisionlint.advise_command", "advise"),
+    "advise": ("precisionlint.cli.advise_command", "advise"),
     "server": ("precisionlint.server.command", "server"),
 }
 
@@ -31,11 +31,11 @@ class _Group(click.Group):
         except BrokenPipeError:
             sys.exit(EXIT_ERROR)
         except (KeyboardInterrupt, Terminated) as exc:
-            from precisionlint.check_command import interrupted
+            from precisionlint.cli.check_command import interrupted
 
             sys.exit(interrupted(exc))
         except Exception as exc:  # a bug: one clear line (the traceback on request), exit code 2
-            from precisionlint.check_command import internal_error
+            from precisionlint.cli.check_command import internal_error
 
             internal_error(exc)
             sys.exit(EXIT_ERROR)
@@ -65,7 +65,7 @@ def main() -> None:
 
 def _check_options(func):  # type: ignore[no-untyped-def]
     """The click options of `check`, from the one table that the fast path reads too (check_command.OPTIONS)."""
-    from precisionlint.check_command import OPTIONS
+    from precisionlint.cli.check_command import OPTIONS
 
     for option in reversed(OPTIONS):
         kwargs: dict = {"help": option.help}
@@ -91,14 +91,14 @@ def _check_options(func):  # type: ignore[no-untyped-def]
 @_check_options
 def check(**values: object) -> None:
     """Check trainer configs (TOML, YAML, JSON) and training scripts (Python) for precision mistakes."""
-    from precisionlint.check_command import UsageError, execute
+    from precisionlint.cli.check_command import UsageError, execute
 
     try:
         code = execute(values)
     except UsageError as exc:
         raise click.UsageError(str(exc)) from None
     except (KeyboardInterrupt, Terminated) as exc:  # click would say "Aborted!" and exit 1 ("findings")
-        from precisionlint.check_command import interrupted
+        from precisionlint.cli.check_command import interrupted
 
         code = interrupted(exc)
     sys.exit(code)
@@ -164,7 +164,7 @@ def rule(name: str | None, every: bool) -> None:
 
 
 def _print_rule(one) -> None:  # type: ignore[no-untyped-def]
-    from precisionlint.check_command import OPT_IN_RULES
+    from precisionlint.cli.check_command import OPT_IN_RULES
 
     fixable = " (fixable)" if one.fixable else ""
     opt_in = " Off unless selected (by name, code or ALL)." if one.name in OPT_IN_RULES else ""
@@ -201,8 +201,8 @@ def frameworks_of(rule) -> str:  # type: ignore[no-untyped-def]
 @click.option("--output-format", type=click.Choice(["text", "json", "markdown"]), default="text", show_default=True)
 def rules_command(output_format: str) -> None:
     """List every rule, with the frameworks it covers (markdown: the README's rule table)."""
-    from precisionlint.check_command import OPT_IN_RULES
     from precisionlint.checks import all_rules
+    from precisionlint.cli.check_command import OPT_IN_RULES
 
     rules = all_rules()
     if output_format == "markdown":

@@ -15,10 +15,10 @@ from typing import TYPE_CHECKING, Any
 import click
 
 if TYPE_CHECKING:
-    from precisionlint.advisor import Comparison, Recommendation
+    from precisionlint.advise.advisor import Comparison, Recommendation
+    from precisionlint.advise.probe import ProbeResult
+    from precisionlint.advise.probe.shapes import Shape
     from precisionlint.hardware import Gpu
-    from precisionlint.probe import ProbeResult
-    from precisionlint.probe.shapes import Shape
 
 EXIT_USAGE = 2
 WIDTH = 100
@@ -83,7 +83,8 @@ def advise(
     is each faster format really faster (datasheet figures, or measured with --probe)?
     """
     began = time.perf_counter()  # the probe's budget counts from here: importing torch is part of it
-    from precisionlint import advisor, hardware
+    from precisionlint import hardware
+    from precisionlint.advise import advisor
 
     if list_gpus:
         _list_gpus(output_format)
@@ -126,7 +127,7 @@ def advise(
     measured: ProbeResult | None = None
     targets: tuple[Gpu, ...] = ()
     if probe:
-        from precisionlint import probe as probe_module
+        from precisionlint.advise import probe as probe_module
 
         try:
             measured = probe_module.run_probe(
@@ -177,7 +178,7 @@ def advise(
 
 
 def _parse_shapes(spec: str) -> list[Shape]:
-    from precisionlint.probe.shapes import ShapeError, parse_shapes
+    from precisionlint.advise.probe.shapes import ShapeError, parse_shapes
 
     try:
         return parse_shapes(spec)
@@ -186,8 +187,8 @@ def _parse_shapes(spec: str) -> list[Shape]:
 
 
 def _write_report(path: str, payload: dict[str, Any]) -> None:
+    from precisionlint.advise.probe.report import render_html
     from precisionlint.fix.write import WriteRefused, write_report
-    from precisionlint.probe.report import render_html
 
     try:
         write_report(path, render_html(payload))
@@ -224,7 +225,7 @@ def _hf_tf32_accepted(gpu: Gpu) -> bool:
 def _introduced_findings(path: str, old: str, new: str, targets: tuple[Gpu, ...]) -> list[Any]:
     """Findings that `check` (default rules, the same GPUs) reports on the written text and not on the old one:
     what advise writes must pass its own check."""
-    from precisionlint.check_command import default_rules
+    from precisionlint.cli.check_command import default_rules
     from precisionlint.engine import EngineOptions, check_bytes
     from precisionlint.sources import format_of
 
@@ -243,7 +244,7 @@ def _introduced_findings(path: str, old: str, new: str, targets: tuple[Gpu, ...]
 
 def _write(path: str, document: Any, rec: Recommendation, diff: bool, targets: tuple[Gpu, ...] = ()) -> None:
     """Apply the recommendation to `path` through the fixer's verified, layout-keeping edits."""
-    from precisionlint import advisor
+    from precisionlint.advise import advisor
     from precisionlint.fix import apply as fix
 
     changes = advisor.changes_for_file(document, rec)
@@ -351,17 +352,17 @@ def gpu_json(gpu: Gpu) -> dict[str, Any]:
 def json_payload(rec: Recommendation, targets: tuple[Gpu, ...], measured: ProbeResult | None,
                  comparison: Comparison | None, shapes: list[Shape] | None = None) -> dict[str, Any]:
     """Everything `advise` knows, as JSON: the text report, the HTML report and --output-format json all show this."""
-    from precisionlint.advisor import recommendation_settings, snippets
+    from precisionlint.advise.advisor import recommendation_settings, snippets
 
     probe_json = None
     if measured is not None:
-        from precisionlint.probe.judge import verdicts
+        from precisionlint.advise.probe.judge import verdicts
 
         probe_json = measured.to_json()
         probe_json["verdicts"] = [v.to_json() for v in verdicts(measured)]
     alignment = None
     if shapes is not None:
-        from precisionlint.probe.shapes import alignment_issues
+        from precisionlint.advise.probe.shapes import alignment_issues
 
         alignment = [a.to_json() for a in alignment_issues(shapes)]
     return {
@@ -394,7 +395,7 @@ def _show(value: Any) -> str:
 
 def render_text(rec: Recommendation, targets: tuple[Gpu, ...], measured: ProbeResult | None,
                 comparison: Comparison | None, shapes: list[Shape] | None = None) -> str:
-    from precisionlint.advisor import SNIPPET_TITLES, snippets
+    from precisionlint.advise.advisor import SNIPPET_TITLES, snippets
 
     out: list[str] = []
     if rec.device == "cpu":
@@ -424,7 +425,7 @@ def render_text(rec: Recommendation, targets: tuple[Gpu, ...], measured: ProbeRe
         for sentence in rec.evidence:
             out.append(_wrap(sentence, "   ", " - "))
     if shapes is not None and measured is None:
-        from precisionlint.probe.shapes import alignment_issues
+        from precisionlint.advise.probe.shapes import alignment_issues
 
         out.append("\nYour shapes (MxNxK)\n")
         for shape in shapes:

@@ -381,7 +381,7 @@ def execute(values: dict[str, Any]) -> int:
         return EXIT_ERROR
     adjust(config)
     if values.get("show_frameworks"):
-        from precisionlint.frameworks.report import show
+        from precisionlint.output.frameworks_report import show
 
         return show(paths, config.root, config.exclude, config.respect_gitignore, sys.stdout)
 

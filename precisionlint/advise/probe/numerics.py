@@ -12,8 +12,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from precisionlint.probe.device import Backend
-from precisionlint.probe.kernels import (
+from precisionlint.advise.probe.device import Backend
+from precisionlint.advise.probe.kernels import (
     FP8_FORMATS,
     fp8_operands,
     half_dtype,
@@ -21,7 +21,7 @@ from precisionlint.probe.kernels import (
     precision_for,
     scaled_mm,
 )
-from precisionlint.probe.results import LossScaling, NumericCheck
+from precisionlint.advise.probe.results import LossScaling, NumericCheck
 
 # Loss-scaling check: gradient-like values spread evenly in log scale over this range of magnitudes.
 GRAD_LOW, GRAD_HIGH = 1e-10, 1e-1

@@ -16,7 +16,7 @@ The only package of precisionlint that imports torch, and only inside functions,
     results.py   the records (plain dataclasses with a JSON form) everything downstream reads
 """
 
-from precisionlint.probe.device import (
+from precisionlint.advise.probe.device import (
     INSTALL_HINT,
     Backend,
     CudaApi,
@@ -27,9 +27,9 @@ from precisionlint.probe.device import (
     open_backends,
     query_devices,
 )
-from precisionlint.probe.measure import DEFAULT_BUDGET_S, run_probe
-from precisionlint.probe.numerics import loss_scaling_check
-from precisionlint.probe.results import (
+from precisionlint.advise.probe.measure import DEFAULT_BUDGET_S, run_probe
+from precisionlint.advise.probe.numerics import loss_scaling_check
+from precisionlint.advise.probe.results import (
     AlignmentIssue,
     DeviceInfo,
     LossScaling,

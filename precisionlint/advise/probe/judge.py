@@ -12,8 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from precisionlint.probe.figures import percent_text, unreliable_note
-from precisionlint.probe.results import (
+from precisionlint.advise.probe.figures import percent_text, unreliable_note
+from precisionlint.advise.probe.results import (
     REFERENCE_MAXIMUM,
     UNRELIABLE_SPREAD,
     DeviceInfo,

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from precisionlint.probe.results import AlignmentIssue
+from precisionlint.advise.probe.results import AlignmentIssue
 
 DEFAULT_TOKENS = 4096  # tokens per step (batch x sequence) for shapes derived from a model config
 _TRIPLE = re.compile(r"^\s*(\d+)\s*[xX*]\s*(\d+)\s*[xX*]\s*(\d+)\s*$")

@@ -31,7 +31,7 @@ def main() -> None:
     _quiet_until_installed()
     argv = sys.argv[1:]
     if argv[:1] == ["check"]:
-        from precisionlint import check_command
+        from precisionlint.cli import check_command
         from precisionlint.core.interrupts import Terminated
 
         values = check_command.parse_fast(argv[1:])
@@ -55,7 +55,7 @@ def main() -> None:
 
                 gc.freeze()
                 sys.exit(code)
-    from precisionlint.cli import main as click_main
+    from precisionlint.cli.commands import main as click_main
 
     click_main()
 

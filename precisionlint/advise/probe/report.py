@@ -12,9 +12,9 @@ import math
 from html import escape
 from typing import Any
 
-from precisionlint.probe.figures import RERUN_HINT, percent_text
-from precisionlint.probe.judge import HEALTHY_FRACTION
-from precisionlint.probe.results import REFERENCE_MAXIMUM, UNRELIABLE_SPREAD
+from precisionlint.advise.probe.figures import RERUN_HINT, percent_text
+from precisionlint.advise.probe.judge import HEALTHY_FRACTION
+from precisionlint.advise.probe.results import REFERENCE_MAXIMUM, UNRELIABLE_SPREAD
 
 CHART_WIDTH = 500  # the drawing area of the bars, in SVG units
 LABEL_WIDTH = 90

@@ -22,8 +22,8 @@ from typing import TYPE_CHECKING, Any
 from precisionlint.hardware import Gpu, device_from_description, fleet_names
 
 if TYPE_CHECKING:
+    from precisionlint.advise.probe import ProbeResult
     from precisionlint.core.model import Document
-    from precisionlint.probe import ProbeResult
 
 LARGE_MODEL_PARAMS = 25e6  # ResNet-50 (25.6M): seed 004's "large model" line
 FP8_HINT_PARAMS = 1e9  # FP8 is worth its tuning only for large transformer training
@@ -116,7 +116,7 @@ class _Speeds:
         slow = self.probe.timing(over) if self.probe is not None and source == "measured" else None
         if fast is None or slow is None:
             return _x(ratio), f"{source} figures"
-        from precisionlint.probe.figures import ratio_text
+        from precisionlint.advise.probe.figures import ratio_text
 
         text, caveat = ratio_text(fast, slow)
         return text, f"{source} figures; {caveat}" if caveat else f"{source} figures"
@@ -394,7 +394,7 @@ def _fp8_measurement(probe: ProbeResult | None) -> str | None:
     if fast is not None:
         measured += f", {fast.tflops:.0f} with fast accumulation"
     if half is not None:
-        from precisionlint.probe.figures import ratio_text
+        from precisionlint.advise.probe.figures import ratio_text
 
         shown, caveat = ratio_text(fp8, half)
         measured += f", {shown} the {half.fmt} rate" + (f" ({caveat})" if caveat else "")
@@ -452,8 +452,8 @@ def _recommend_cpu(probe: ProbeResult, params: float | None, priority: str | Non
 def evidence(probe: ProbeResult) -> tuple[str, ...]:
     """One sentence per measurement, for the text report: each format's speed judged against the datasheet and
     the best published measurement, the user's shapes, the other GPUs, the numeric check and loss scaling."""
-    from precisionlint.probe.figures import unreliable_note
-    from precisionlint.probe.judge import verdicts
+    from precisionlint.advise.probe.figures import unreliable_note
+    from precisionlint.advise.probe.judge import verdicts
 
     out: list[str] = []
     for t, verdict in zip(probe.timings, verdicts(probe), strict=True):
@@ -473,7 +473,7 @@ def evidence(probe: ProbeResult) -> tuple[str, ...]:
         sentence = (f"{t.fmt} {t.shape} ({m}x{n}x{k}): {_figure(t.tflops)} TFLOP/s (median of {t.repeats} x "
                     f"{t.inner} calls)")
         if t.achievable_tflops:  # the shape a published figure was measured at: judged against it
-            from precisionlint.probe.judge import judge_timing
+            from precisionlint.advise.probe.judge import judge_timing
 
             verdict = judge_timing(t, probe)
             sentence += f", {verdict.comparison}, made at this shape: {verdict.conclusion}"
