@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import ast
 import json
+import os
 import subprocess
 import sys
 import textwrap
+import time
 from pathlib import Path
 
 from precisionlint.core.model import Document
@@ -209,3 +211,141 @@ def test_a_config_reader_hands_in_the_key_of_a_loaded_file() -> None:
     assert (setting.value, setting.span.line, setting.origin.every_path) == (16, 4, True)
     assert setting.origin.note() == "a key of a config file (`trainer.precision` of train.yaml)"
     assert (setting.origin.call.path, setting.origin.call.span) == ("train.yaml", key)
+
+
+def _project_candidates(tmp_path: Path, script: str, launchers: dict[str, str], line: int) -> Candidates:
+    """The candidates of the last keyword of the call on `line` of train.py, in a project with launch scripts."""
+    from precisionlint.project import forget
+
+    forget()
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'p'\n")
+    path = tmp_path / "train.py"
+    path.write_text(textwrap.dedent(script))
+    for name, text in launchers.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(textwrap.dedent(text))
+    text = path.read_text()
+    tree = ast.parse(text)
+    document = Document(str(path), text, "python", tree=tree)
+    from precisionlint.engine import LAUNCH_LINES, launch_lines_of
+
+    document.__dict__[LAUNCH_LINES] = launch_lines_of  # as the engine does for a script it loads
+    finder = document_finder(document)
+    assert finder is not None
+    call = next(n for n in ast.walk(tree) if isinstance(n, ast.Call) and n.lineno == line and n.keywords)
+    node = call.keywords[-1].value
+    found = finder.candidates(node, finder.scope_at(node))
+    forget()
+    return found
+
+
+_ARGPARSE_SCRIPT = """\
+    import argparse
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--precision", "-p", default="fp16")
+    parser.add_argument("--amp", action="store_true")
+    args = parser.parse_args()
+    f(precision=args.precision)
+    g(amp=args.amp)
+    """
+
+
+def test_a_default_every_launch_line_overrides_gives_way_to_the_launched_values(tmp_path: Path) -> None:
+    found = _project_candidates(tmp_path, _ARGPARSE_SCRIPT, {
+        "scripts/a.sh": "torchrun --nproc_per_node 8 train.py --precision bf16-mixed --amp\n",
+        "scripts/b.sh": "CUDA_VISIBLE_DEVICES=0 python train.py -p=16-mixed\n"
+                        "python train.py --precision 32 --precision=$PREC\n",
+    }, 6)
+    # the default is gone; each readable value is where the launch line writes it; `$PREC` is unknown
+    assert [(c.value, c.kind, os.path.relpath(c.path, tmp_path), c.key_path, c.span.line)
+            for c in found.items] == [("bf16-mixed", "launch flag", "scripts/a.sh", ("--precision",), 1),
+                                      ("16-mixed", "launch flag", "scripts/b.sh", ("-p",), 1)]
+    assert not found.complete
+    assert all(not c.every_path for c in found.items)
+    # store_true: a launch line that gives the flag sets it; one that does not leaves the default (False)
+    (tmp_path / "amp").mkdir()
+    amp = _project_candidates(tmp_path / "amp", _ARGPARSE_SCRIPT, {
+        "a.sh": "python train.py --amp\n", "b.sh": "python train.py --precision bf16\n"}, 7)
+    assert sorted((c.value, c.kind) for c in amp.items) == [(False, "argparse default"), (True, "launch flag")]
+
+
+def test_a_default_stays_where_a_launch_line_leaves_it_or_no_launch_line_exists(tmp_path: Path) -> None:
+    found = _project_candidates(tmp_path, _ARGPARSE_SCRIPT, {
+        "run.sh": 'python train.py --precision bf16-mixed\npython train.py "$@"\n'}, 6)
+    assert sorted((c.value, c.kind) for c in found.items) == [
+        ("bf16-mixed", "launch flag"), ("fp16", "argparse default")]
+    (tmp_path / "alone").mkdir()
+    alone = _project_candidates(tmp_path / "alone", _ARGPARSE_SCRIPT, {}, 6)
+    assert [(c.value, c.kind) for c in alone.items] == [("fp16", "argparse default")]
+    # a line that starts another script, or a value argparse refuses (`type=int`), overrides nothing here
+    (tmp_path / "typed").mkdir()
+    typed = _project_candidates(tmp_path / "typed", """\
+        import argparse
+        parser = argparse.ArgumentParser()
+        parser.add_argument("--bits", type=int, default=16, choices=[16, 32])
+        args = parser.parse_args()
+        f(bits=args.bits)
+        """, {"run.sh": "python other.py --bits 32\npython train.py --bits 8\n"}, 5)
+    assert sorted((c.value, c.kind) for c in typed.items) == [
+        (16, "argparse choice"), (32, "argparse choice")]
+
+
+def test_click_options_and_hf_dataclass_fields_read_launch_lines(tmp_path: Path) -> None:
+    clicked = _project_candidates(tmp_path, """\
+        import click
+        @click.command()
+        @click.option("--precision", default="16")
+        def main(precision):
+            f(precision=precision)
+        """, {"launch.sh": "accelerate launch --num_processes 4 train.py --precision 16-mixed\n"}, 5)
+    assert [(c.value, c.kind) for c in clicked.items] == [("16-mixed", "launch flag")]
+    (tmp_path / "fields").mkdir()
+    fields = _project_candidates(tmp_path / "fields", """\
+        from dataclasses import dataclass
+        from transformers import HfArgumentParser
+        @dataclass
+        class Args:
+            use_bf16: bool = False
+        (args,) = HfArgumentParser(Args).parse_args_into_dataclasses()
+        f(bf16=args.use_bf16)
+        """, {"launch.sh": "deepspeed train.py --use-bf16\n"}, 7)
+    assert [(c.value, c.kind) for c in fields.items] == [(True, "launch flag")]
+
+
+def test_the_shell_loader_keeps_every_option_given_to_the_script() -> None:
+    from precisionlint.model import UNRESOLVED
+    from precisionlint.sources import Limits
+    from precisionlint.sources.shell_source import load
+
+    text = "torchrun --nproc_per_node 2 train.py --lr -0.5 --amp -p=bf16 --name $RUN --last\n"
+    (launch,) = load("run.sh", text, Limits()).tree
+    assert [(o.word, o.value) for o in launch.options] == [
+        ("--lr", "-0.5"), ("--amp", None), ("-p", "bf16"), ("--name", UNRESOLVED), ("--last", None)]
+    assert text[launch.options[2].span.column - 1:launch.options[2].span.end_column - 1] == "bf16"
+
+
+def test_a_cached_result_follows_an_edited_launch_line(tmp_path: Path) -> None:
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'p'\ndependencies = ['lightning>=2.1']\n")
+    (tmp_path / "train.py").write_text(textwrap.dedent("""\
+        import argparse
+        from lightning import Trainer
+        parser = argparse.ArgumentParser()
+        parser.add_argument("--precision", default="fp16")
+        args = parser.parse_args()
+        trainer = Trainer(precision=args.precision)
+        """))
+    launcher = tmp_path / "run.sh"
+    launcher.write_text("python train.py --precision bf16-mixed\n")
+    for path in tmp_path.iterdir():
+        os.utime(path, ns=(1_600_000_000_123_456_789,) * 2)
+    time.sleep(0.5)  # settled (precisionlint.cache.settled): the cache keeps the results
+    command = [sys.executable, "-m", "precisionlint", "check", "--select", "PL101", "--output-format", "json", "."]
+    first = subprocess.run(command, capture_output=True, text=True, cwd=tmp_path)
+    assert (first.returncode, json.loads(first.stdout)) == (0, []), first.stderr
+    launcher.write_text("python train.py --precision fp16\n")
+    os.utime(launcher, ns=(1_600_000_100_123_456_789,) * 2)
+    time.sleep(0.5)
+    second = subprocess.run(command, capture_output=True, text=True, cwd=tmp_path)
+    assert second.returncode == 1, second.stderr
+    (finding,) = json.loads(second.stdout)
+    assert (finding["path"], finding["line"], finding["related"][0]["path"]) == ("train.py", 6, "run.sh")

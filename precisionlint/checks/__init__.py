@@ -188,12 +188,16 @@ class CheckContext:
         fix: Fix | None = None,
         severity: Severity | None = None,
         related: tuple[Related, ...] = (),
+        origin: Any = None,
     ) -> Finding:
         """A finding of this rule. A message is what is wrong and what to do; each further line of it (after a
-        newline: the rule's explanation, the evidence for its reading of the file) becomes a note."""
+        newline: the rule's explanation, the evidence for its reading of the file) becomes a note. `origin`: the
+        reported setting's (Setting.origin), needed where values written in other files (several launch lines,
+        config keys) are reported at one keyword; a value written in this file is known by `span`."""
         message, *notes = message.split("\n")
-        origins = self.document.__dict__.get("_value_origins")
-        origin = origins.get(span) if origins else None
+        if origin is None or not origin.call.path:  # a value written in this file: its place says it all
+            origins = self.document.__dict__.get("_value_origins")
+            origin = origins.get(span) if origins else None
         if origin is not None:
             # A value reached through the script (reached_settings): say where it comes from and when; a value on
             # some paths only is at most a warning; the framework's call is a related location; no fix.

@@ -107,6 +107,7 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
             f"bf16 ({framework_label(setting)} {shown(setting)}) on {where}, without native bf16: PyTorch "
             f"emulates it with no tensor-core speed-up; {alternative}",
             severity=Severity.INFO if in_tests else None,
+            origin=setting.origin,
         )
     for use in autocast_uses(ctx):
         if use.dtype != "bf16":

@@ -121,6 +121,7 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
             "without loss scaling",
             fix=_settings_fix(ctx, setting),
             severity=Severity.INFO if in_tests else None,
+            origin=setting.origin,
         )
     for use in autocast_uses(ctx):
         if use.dtype != "fp16" or use.trains == "none":

@@ -120,6 +120,7 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
             f"FP8 ({framework_label(setting)} {shown(setting)}) on {where}, without FP8 tensor cores (needs "
             f"compute capability 8.9+): {effect}; use {suggested}",
             severity=Severity.INFO if in_tests else severity,
+            origin=setting.origin,
         )
 
 

@@ -105,4 +105,5 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
         has_2x, note = floor_has(ctx, "lightning", (2, 0))
         description = f"Replace with '{modern}'" + (f" ({note})" if note else "")
         fix = replace_value(ctx.document, setting, modern, description, safe=certain(setting) and has_2x)
-        yield ctx.report(setting.span, message, fix=fix, severity=Severity.WARNING if loud else Severity.INFO)
+        yield ctx.report(setting.span, message, fix=fix, severity=Severity.WARNING if loud else Severity.INFO,
+                         origin=setting.origin)

@@ -124,7 +124,7 @@ def _report(ctx: CheckContext, setting: Setting) -> Finding:
         hint = "valid values are " + ", ".join(_shown(v, fmt) for v in vocabulary.accepted)
     severity = Severity.ERROR if certain(setting) else Severity.WARNING
     return ctx.report(setting.span, f"{problem}; {hint}{hedge(setting, vocabulary.title)}", fix=fix,
-                      severity=severity)
+                      severity=severity, origin=setting.origin)
 
 
 # Lightning 2.x spellings and the Lightning 1.x value that means the same (absent: none in 1.x).

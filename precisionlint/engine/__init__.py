@@ -682,7 +682,26 @@ def _check_bytes(display: str, data: bytes, fmt: Format, options: EngineOptions)
             attribute_launches(document)  # the flags the started script's HfArgumentParser reads
         except (RecursionError, MemoryError):
             pass
+    elif fmt == "python":
+        document.__dict__[LAUNCH_LINES] = launch_lines_of  # asked only when a rule judges an option's default
     return run_rules(document, options)
+
+
+LAUNCH_LINES = "_launch_lines"  # values.launched reads the script's launch lines through it
+
+
+def launch_lines_of(document: Document) -> list[Any]:
+    """The launch lines of the project's shell scripts that start a Python document on disk (project.launched)."""
+    import os
+
+    from precisionlint.project import disk_path, project_of
+
+    path = disk_path(document)
+    if not os.path.isfile(path):
+        return []
+    from precisionlint.project.launched import launch_lines
+
+    return launch_lines(project_of(document), path)
 
 
 # Python refuses to convert an integer of more than 4,300 digits (CVE-2020-10735); its message names a

@@ -435,9 +435,10 @@ def forget() -> None:
     _LINKED.clear()
     import sys
 
-    readers = sys.modules.get("precisionlint.project.config_readers")
-    if readers is not None:  # only where a run read scripts for their config loads
-        readers.forget()
+    for name in ("precisionlint.project.config_readers", "precisionlint.project.launched"):
+        learnt = sys.modules.get(name)
+        if learnt is not None:  # only where a run read scripts for their config loads, or launch lines
+            learnt.forget()
 
 
 def forget_file(path: str) -> None:
@@ -446,6 +447,12 @@ def forget_file(path: str) -> None:
     Everything else stays warm (a file created or deleted changes directory listings: use forget())."""
     _LINKED.pop(os.path.realpath(path), None)
     _LINKED.pop(os.path.abspath(path), None)
+    if path.endswith((".sh", ".bash")):
+        import sys
+
+        launched = sys.modules.get("precisionlint.project.launched")
+        if launched is not None:  # a launch line changed: the scripts it starts read their options afresh
+            launched.forget()
     if not is_pin_file(os.path.basename(path)):
         return
     folder = os.path.dirname(os.path.abspath(path))

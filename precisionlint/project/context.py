@@ -10,7 +10,8 @@ folder (links resolve from it) and on the files it names. The key names exactly 
 - a file that can name another file: also its folder and the stat of every config and launcher of the run,
   computed once, so that a changed DeepSpeed JSON is never answered from the cache. That is every config,
   launcher and notebook, and a script whose text says `deepspeed` in any case, or `initialize` and `autocast`
-  with a `ds` or `DeepSpeed` alias (the rules that follow a script's links look no further without them). A
+  with a `ds` or `DeepSpeed` alias (the rules that follow a script's links look no further without them), and a
+  script that declares command-line options (its launch lines pass them: values.launched). A
   launcher also reads the scripts it starts, and a config's reader is the script that loads it
   (project.config_readers), so their keys name every Python file and notebook of the run as well (a script's
   own key does not: an edited script leaves the cached results of the other scripts valid).
@@ -106,6 +107,9 @@ def names_other_files(fmt: str, data: bytes) -> bool:
         return True
     if b"from_pretrained" in data:
         return True  # fp16-on-bf16-checkpoint: a local checkpoint's config.json
+    if (b"add_argument" in data or b"click" in data or b"HfArgumentParser" in data) and (
+            b"16" in data or b"precision" in data or b"fp8" in data):
+        return True  # an option's value: the project's launch lines that start the script (values.launched)
     # autocast-around-deepspeed-engine: `deepspeed.initialize(config=...)` through an alias (`ds`), in a
     # file with both words; a name that is not ASCII may be normalised to one by the parser.
     if b"initialize" not in data or b"autocast" not in data:

@@ -36,6 +36,13 @@ class Flag(NamedTuple):
     flag_span: Span
 
 
+class Option(NamedTuple):
+    word: str  # the option string as written, without `=value` ("--precision", "-p")
+    value: object  # the word after it or after `=`, UNRESOLVED for a shell expansion, None when none follows
+    span: Span  # the value's span (the option's own when it has none)
+    flag_span: Span
+
+
 class Launch(NamedTuple):
     launcher: str  # "accelerate" | "torchrun" | "deepspeed" | "python"
     script: str | None  # the script path as written (None for `-m module`)
@@ -44,6 +51,9 @@ class Launch(NamedTuple):
     launcher_flags: dict[str, Flag]
     script_flags: dict[str, Flag]
     span: Span  # the whole command
+    # Every option word given to the script, as written (`--precision`, `-p`), whatever it names: the script's
+    # own parser decides what it means (project.launched reads them against its argparse and click options).
+    options: tuple[Option, ...] = ()
 
 
 class _Token(NamedTuple):
@@ -221,7 +231,36 @@ def _launch(document: Document, tokens: list[_Token]) -> Launch | None:
     script_flags = _read_flags(document, tokens, script_at + 1, len(tokens))
     script_token = tokens[script_at]
     return Launch(launcher, script if script and "$" not in script else None, module,
-                  document.span_of(script_token.start, script_token.end), launcher_flags, script_flags, span)
+                  document.span_of(script_token.start, script_token.end), launcher_flags, script_flags, span,
+                  _options(document, tokens, script_at + 1, len(tokens)))
+
+
+def _options(document: Document, tokens: list[_Token], start: int, stop: int) -> tuple[Option, ...]:
+    """Every option word among tokens[start:stop], each with the word that follows it (or its `=value`). Whether
+    that word is the option's value depends on the option (a `store_true` flag takes none): the reader decides."""
+    found: list[Option] = []
+    for index in range(start, stop):
+        token = tokens[index]
+        text = token.text
+        if not text.startswith("-") or text in ("-", "--") or _NUMBER.match(text):
+            continue
+        flag_span = document.span_of(token.start, token.end)
+        if "=" in text:  # argparse splits `--precision=bf16` and `-p=bf16` alike
+            word, raw = text.split("=", 1)
+            equals = document.text.find("=", token.start, token.end)
+            value_span = document.span_of(equals + 1, token.end) if equals != -1 else flag_span
+            found.append(Option(word, _value(raw), value_span, flag_span))
+            continue
+        following = tokens[index + 1] if index + 1 < stop else None
+        if following is None or (following.text.startswith("-") and not _NUMBER.match(following.text)):
+            found.append(Option(text, None, flag_span, flag_span))
+        else:
+            found.append(Option(text, _value(following.text), document.span_of(following.start, following.end),
+                                flag_span))
+    return tuple(found)
+
+
+_NUMBER = re.compile(r"^-\d")  # `-1`, `-0.5`: a value, not an option
 
 
 def load(path: str, text: str, limits: Limits) -> Document:

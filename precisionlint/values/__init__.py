@@ -10,6 +10,8 @@ Findings are then reported where the value was written, with the framework's cal
     candidates.py  the Finder: expressions -> candidates (names, arms, tables, helpers, parameters, `self.x`)
     declared.py    what a script declares for its launch: argparse options, click options, dataclass fields
                    (the HfArgumentParser pattern), environment defaults
+    launched.py    the values the project's launch lines pass to those options (`python train.py --precision
+                   bf16` in a shell script): a default that every launch line overrides gives way to them
     settings.py    framework settings reached through values: a Setting per candidate, with its Origin
 
 Unknown stays unknown: a candidate set says whether it is complete, and a rule that is unsure stays silent or

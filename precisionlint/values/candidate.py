@@ -26,14 +26,16 @@ CLICK_DEFAULT = "click default"
 DATACLASS_DEFAULT = "dataclass default"
 ENVIRONMENT_DEFAULT = "environment default"
 CONFIG_KEY = "config key"
+LAUNCH_FLAG = "launch flag"
 
 # Values the launch chooses (a flag's choices): a rule that judges what the program writes should not judge them.
 CHOSEN_AT_LAUNCH = frozenset({ARGPARSE_CHOICE})
 # Kinds whose value the launch may override: never a value on every path.
 OVERRIDABLE = frozenset({ARGPARSE_DEFAULT, ARGPARSE_CHOICE, CLICK_DEFAULT, DATACLASS_DEFAULT, ENVIRONMENT_DEFAULT,
-                         PARAMETER, CONFIG_KEY})
-# The defaults a launch overrides: the value when nothing is passed.
-DEFAULT_KINDS = frozenset({ARGPARSE_DEFAULT, CLICK_DEFAULT, DATACLASS_DEFAULT, ENVIRONMENT_DEFAULT})
+                         PARAMETER, CONFIG_KEY, LAUNCH_FLAG})
+# The values that run unless a launch says otherwise: the defaults (the value when nothing is passed), and what a
+# launch line of the project's shell scripts passes.
+DEFAULT_KINDS = frozenset({ARGPARSE_DEFAULT, CLICK_DEFAULT, DATACLASS_DEFAULT, ENVIRONMENT_DEFAULT, LAUNCH_FLAG})
 # Kinds a more specific kind replaces when a value passes through them (a literal assigned to a name is
 # reported as that name's assignment; an argparse default stays an argparse default through any name).
 _PLAIN = frozenset({LITERAL, ASSIGNMENT})
@@ -93,6 +95,7 @@ WHERE = {
     DATACLASS_DEFAULT: "the default of a dataclass field",
     ENVIRONMENT_DEFAULT: "the default of an environment variable",
     CONFIG_KEY: "a key of a config file",
+    LAUNCH_FLAG: "a flag of a launch line",
 }
 
 

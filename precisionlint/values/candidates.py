@@ -72,6 +72,7 @@ class Finder:
         self._declarations: Declarations | None = None
         self._calls: dict[str, list[tuple[ast.Call, Scope]]] | None = None
         self._line_starts: list[int] | None = None
+        self._launch_lines: list[Any] | None = None  # values.launched: the project's lines that start this file
 
     # -- the entry point --------------------------------------------------------------------------------------
     def candidates(self, expr: ast.expr, scope: Scope, depth: int = 0) -> Candidates:

@@ -27,6 +27,7 @@ from precisionlint.values.candidate import (
     Candidate,
     Candidates,
 )
+from precisionlint.values.launched import argparse_interpreter, click_interpreter, field_interpreter, launched
 
 # The functions below take the Finder of values.candidates (typed Any: that module imports this one).
 Finder = Any
@@ -175,6 +176,11 @@ def option_candidates(finder: Finder, base: ast.Name, attr: str, scope: Scope, d
         action_name = action.value if isinstance(action, ast.Constant) else None
         overridden = found.set_defaults.get(attr)
         default = _keyword(call, "default")
+        by_launch = launched(finder, _words(call.args), argparse_interpreter(finder, call))
+        if by_launch is not None:
+            items += by_launch.items
+        if by_launch is not None and by_launch.every:
+            default = overridden = action_name = None  # every launch line passes the option: no default runs
         if overridden:
             for value, value_scope in overridden:
                 items += _defaults(finder, value, value_scope, depth, condition, None)
@@ -193,12 +199,21 @@ def option_candidates(finder: Finder, base: ast.Name, attr: str, scope: Scope, d
         else:
             complete = False  # the launch may pass any value
     for field_default, _, cls_name in fields:
+        complete = False
+        by_launch = None
+        if "HfArgumentParser" in finder.text:
+            # HfArgumentParser names a field's option `--name` (and `--name-with-dashes` since Transformers 4.36)
+            written = field_default.value if isinstance(field_default, ast.Constant) else None
+            words = [f"--{attr}", f"--{attr.replace('_', '-')}"]
+            by_launch = launched(finder, words, field_interpreter(written))
+        if by_launch is not None:
+            items += by_launch.items
+            if by_launch.every:
+                continue
         if field_default is None:
-            complete = False
             continue
         condition = f"`{attr}` of `{cls_name}` is not set"
         items += _defaults(finder, field_default, finder.table.module, depth, condition, None, DATACLASS_DEFAULT)
-        complete = False
     return Candidates(tuple(items), complete)
 
 
@@ -241,12 +256,20 @@ def parameter_declarations(finder: Finder, function: ast.FunctionDef | ast.Async
         if dest != name:
             continue
         default = _keyword(decorator, "default")
-        if default is None:
-            return NONE
+        by_launch = launched(finder, _words(decorator.args), click_interpreter(decorator))
+        items = list(by_launch.items) if by_launch is not None else []
+        if default is None or (by_launch is not None and by_launch.every):
+            return Candidates(tuple(items), False)  # no default, or every launch line passes the option
         scope = finder.table.module
         condition = f"`{long[0] if long else name}` is not given"
-        return Candidates(tuple(_defaults(finder, default, scope, 0, condition, None, CLICK_DEFAULT)), False)
+        items += _defaults(finder, default, scope, 0, condition, None, CLICK_DEFAULT)
+        return Candidates(tuple(items), False)
     return None
+
+
+def _words(args: list[ast.expr]) -> list[str]:
+    """The option strings a declaration gives (`"--precision", "-p"`)."""
+    return [a.value for a in args if isinstance(a, ast.Constant) and isinstance(a.value, str) and a.value[:1] == "-"]
 
 
 def environment_default(finder: Finder, call: ast.Call, scope: Scope, depth: int) -> Candidates | None:

@@ -140,9 +140,17 @@ def chosen_by_the_program_alone(setting: Setting) -> bool:
 
 def _from_another_file(setting: Setting, candidate: Any, sole: bool, related: Related,
                        origins: dict[Span, Origin]) -> Setting:
-    """A value written in a config file the script loads: reported at the framework's keyword in the script,
-    with the config file's key as the related location."""
-    where = f"`{'.'.join(candidate.key_path)}` of {candidate.path}" if candidate.key_path else candidate.path
+    """A value written in another file (a key of a config file the script loads, a flag of a launch line that
+    starts it): reported at the framework's keyword in the script, with where it is written as the related
+    location."""
+    from precisionlint.values.candidate import LAUNCH_FLAG
+
+    if candidate.kind == LAUNCH_FLAG:
+        where = f"`{candidate.key_path[0]}` at {candidate.path}:{candidate.span.line}"
+    elif candidate.key_path:
+        where = f"`{'.'.join(candidate.key_path)}` of {candidate.path}"
+    else:
+        where = candidate.path
     origin = Origin(candidate.kind, f"{candidate.where} ({where})", candidate.conditions,
                     sole and candidate.every_path, Related(candidate.path, candidate.span or setting.span,
                                                            f"the value {candidate.value!r} is written here"))

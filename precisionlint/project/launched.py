@@ -1,0 +1,109 @@
+"""How a script is launched: the launch lines of the project's shell scripts that start it, with their options.
+
+`python train.py --precision bf16`, `torchrun --nproc_per_node 8 train.py --mixed_precision bf16`, `accelerate
+launch train.py --dtype bfloat16`, `deepspeed train.py ...` in a `*.sh` file of the project start train.py with
+those options. The value layer (values.declared) reads them against the options the script declares: a default
+that every launch line overrides is not the value the script runs with, and the values the launch lines pass
+are.
+
+The launch lines are read with the shell loader (sources/shell_source.py, never executed). A script path is
+resolved as the project resolves a path a file names: from the shell script's folder, then the folders up to the
+project root, then the working directory. A script path with a shell variable (`$SCRIPT`) starts no script we can
+name. Only the shell scripts of the project are read: a README's command line, a notebook cell or a job file of
+another format may launch the script too, so a reader must treat "every launch line" as "every launch line of the
+project's shell scripts".
+"""
+
+from __future__ import annotations
+
+import os
+from typing import TYPE_CHECKING, NamedTuple
+
+if TYPE_CHECKING:
+    from precisionlint.project import Project
+    from precisionlint.sources.shell_source import Launch
+
+_SHELL_SUFFIXES = (".sh", ".bash")
+_MAX_SHELL_FILES = 2000
+_MAX_SHELL_BYTES = 1_000_000
+_SKIPPED_FOLDERS = frozenset({".git", ".hg", ".svn", "node_modules", "__pycache__", "site-packages", ".tox",
+                              ".nox", ".eggs", ".mypy_cache", ".ruff_cache", ".pytest_cache", "tests", "test"})
+
+
+class LaunchLine(NamedTuple):
+    """One launch line that starts a script."""
+
+    path: str  # the shell script, as findings show paths
+    launch: Launch
+
+
+# project root -> the real path of each script started -> the lines that start it
+_INDEXES: dict[str, dict[str, list[LaunchLine]]] = {}
+
+
+def launch_lines(project: Project, script_path: str) -> list[LaunchLine]:
+    """The launch lines of the project's shell scripts that start the script at `script_path` (on disk)."""
+    index = _INDEXES.get(project.root)
+    if index is None:
+        index = _INDEXES[project.root] = _index(project)
+    return index.get(os.path.realpath(script_path), [])
+
+
+def forget() -> None:
+    """Drop what was learnt of the project's launch lines (a long-lived process: an editor's server)."""
+    _INDEXES.clear()
+
+
+def _index(project: Project) -> dict[str, list[LaunchLine]]:
+    from precisionlint.project import display_path
+    from precisionlint.project.pins import read_text
+    from precisionlint.sources import Limits
+    from precisionlint.sources.shell_source import load
+
+    found: dict[str, list[LaunchLine]] = {}
+    for path in _shell_files(project.root):
+        try:
+            if os.path.getsize(path) > _MAX_SHELL_BYTES:
+                continue
+        except OSError:
+            continue
+        text = read_text(path)
+        if text is None or ".py" not in text:
+            continue
+        try:
+            document = load(path, text, Limits())
+        except (ValueError, RecursionError, MemoryError):
+            continue
+        shown = display_path(path)
+        for launch in document.tree or []:
+            if launch.script is None:
+                continue
+            script = project.resolve(path, launch.script)
+            if script is not None:
+                found.setdefault(os.path.realpath(script), []).append(LaunchLine(shown, launch))
+    return found
+
+
+def _shell_files(root: str) -> list[str]:
+    """The shell scripts under the project root, outside tests and folders that hold no project code."""
+    found: list[str] = []
+    pending = [root]
+    while pending and len(found) < _MAX_SHELL_FILES:
+        folder = pending.pop()
+        try:
+            with os.scandir(folder) as entries:
+                listing = sorted(entries, key=lambda entry: entry.name)
+        except OSError:
+            continue
+        if folder != root and any(entry.name in ("pyvenv.cfg", "conda-meta") for entry in listing):
+            continue
+        for entry in listing:
+            try:
+                if entry.is_dir(follow_symlinks=False):
+                    if entry.name not in _SKIPPED_FOLDERS and not entry.name.startswith("."):
+                        pending.append(entry.path)
+                elif entry.name.endswith(_SHELL_SUFFIXES) and entry.is_file():
+                    found.append(entry.path)
+            except OSError:
+                continue
+    return found

@@ -1,0 +1,3 @@
+#!/bin/bash
+python train.py --precision bf16-mixed
+python train.py "$@"
