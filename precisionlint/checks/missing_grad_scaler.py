@@ -10,6 +10,10 @@ the choice is written as `a if test else b` in the call the message names the te
 The suggested GradScaler takes the autocast's own device: where that is computed (`device_type=device.type`,
 and float16 may then run on MPS, which GradScaler supports too) the suggestion names the same expression.
 
+A file with a GradScaler is checked path by path: where the scaler is None or disabled on one path
+(`scaler = GradScaler() if args.fp16 else None`, then `if scaler is not None: ... else: loss.backward()`), a plain
+backward on that path is reported when float16 autocast still runs there (a warning). An autocast whose
+`enabled=` or `dtype=` follows the same test (`enabled=args.fp16`) is off on that path, and fine.
 Autocast used only for inference (no backward on its outputs, or entered only under `torch.no_grad()` or
 `torch.inference_mode()`, whose outputs reach the loss as constants with no gradient flowing back through them:
 a frozen encoder mid-loop) is fine, and files that hand the backward pass
@@ -78,7 +82,10 @@ READS = "torch"
 def check(ctx: CheckContext) -> Iterator[Finding]:
     model = ctx.script
     in_tests = is_test_code(ctx.document.path)
-    if model.framework_managed or model.has_scaler_evidence():
+    if model.framework_managed:
+        return
+    if model.has_scaler_evidence():
+        yield from _paths_without_the_scaler(ctx, in_tests)
         return
     yield from _fsdp_float16(ctx, in_tests)
     for event in model.events_of("backward"):
@@ -97,6 +104,36 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
             f"\nthe scaler: `scaler = torch.amp.GradScaler({_scaler_device(region)}, enabled=(dtype == "
             "torch.float16))`, `scaler.scale(loss).backward()`, `scaler.step(optimizer)`, `scaler.update()`",
             severity=Severity.INFO if in_tests else None if definite else Severity.WARNING,
+        )
+
+
+def _paths_without_the_scaler(ctx: CheckContext, in_tests: bool) -> Iterator[Finding]:
+    """A file with a GradScaler that is None or disabled on some path (`GradScaler() if args.fp16 else None`):
+    a plain backward on that path (`else: loss.backward()`) of a loss that float16 autocast computes there too."""
+    from precisionlint.checks._scaler_paths import unscaled_paths
+    from precisionlint.values.settings import document_finder
+
+    model = ctx.script
+    if set(model.scaler_wrapper_calls) - set(model.scaler_constructions):
+        return  # a wrapper scales the loss (`loss_scaler(loss, optimizer)`): which path it covers is unknown
+    finder = document_finder(ctx.document)
+    if finder is None:
+        return
+    for event in model.events_of("backward"):
+        if event.scaled_name is not None:
+            continue  # `x.backward()` of `x = scaler.scale(loss)`
+        found = unscaled_paths(model, finder, event)
+        if found is None:
+            continue
+        region = found.regions[0]
+        loss = model.positions.segment(event.loss) if event.loss is not None else "the loss"
+        yield ctx.report(
+            event.span,
+            f"`{loss}` is computed under {_describe(ctx, region)} (line {region.line}) and backpropagated without "
+            f"a GradScaler on the path where {found.guard}: the autocast runs float16 there too; scale the loss "
+            "on this path as well, or turn the autocast off (or to bfloat16) wherever the scaler is"
+            "\nfloat16 gradients below ~6e-8 flush to zero and training silently stalls",
+            severity=Severity.INFO if in_tests else Severity.WARNING,
         )
 
 
