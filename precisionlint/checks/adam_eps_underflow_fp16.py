@@ -2,7 +2,10 @@
 Finds an optimizer of the Adam family (`Adam`, `AdamW`, `NAdam`, `RAdam`, `Adamax`, `SparseAdam`) or
 `Adagrad` / `RMSprop` whose `eps`, written or default (1e-8; Adagrad 1e-10), is below float16's smallest
 positive value, 2**-24 ≈ 5.96e-8, while it updates float16 parameters (`model.half()`,
-`.to(torch.float16)`). `fused=True` (which computes in float32) is not reported.
+`.to(torch.float16)`). `fused=True` (which computes in float32) is not reported. Transformers' own `AdamW`
+(`from transformers import AdamW`, removed in later releases) computes in the parameters' dtype too; its default
+eps is 1e-6, so only an eps written below 5.96e-8 is reported. bitsandbytes' and apex's optimizers keep their
+state in float32 (or 8-bit blocks with float32 scales) and compute the update in float32: not reported.
 
 ## Why is this bad?
 These optimizers keep their state in the parameters' dtype and divide by `sqrt(state) + eps`, computed in that
@@ -60,7 +63,8 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
     if model.frameworks & {"deepspeed", "apex"}:
         return  # their optimizers keep float32 master weights and state
     for optimizer in model.optimizers:
-        if optimizer.eps is None or optimizer.eps >= _SMALLEST or optimizer.fused is True or optimizer.wrapped:
+        if (optimizer.eps is None or optimizer.eps >= _SMALLEST or optimizer.fused is True or optimizer.wrapped
+                or optimizer.float32_state):
             continue
         casts = model.casts_of(optimizer, ("float16",))
         if not casts:

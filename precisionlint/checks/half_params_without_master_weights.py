@@ -1,7 +1,10 @@
 """## What it does
 Finds a model cast to float16 or bfloat16 (`model.half()`, `.bfloat16()`, `.to(torch.float16)`,
 `.to(dtype=torch.bfloat16)`) whose parameters are handed to a `torch.optim` optimizer in the same scope
-(the same function, the module level, or the methods of one class for `self.model`). Optimizers passed
+(the same function, the module level, or the methods of one class for `self.model`), or to one of the
+optimizers of other libraries that update the parameters in their own dtype: Transformers' own `AdamW`,
+bitsandbytes' (`bnb.optim.AdamW8bit`, `PagedAdamW`, ...: their state is 8-bit or float32, the weights they
+write stay 16-bit) and apex's fused optimizers (`FusedAdam`) without `master_weights=True`. Optimizers passed
 straight into a wrapper (`FP16_Optimizer(torch.optim.Adam(...))`) and files using DeepSpeed or apex, which keep
 float32 master weights themselves, are not reported; neither is a model also cast back with `.float()`,
 nor a cast in an `if` branch that leaves the function (`return`, `raise`, `sys.exit()`) without stepping,
@@ -20,9 +23,9 @@ Weights created in 16 bits are found too:
   sets the default back to float32: every parameter created after it is 16-bit.
 
 Not reported: quantized loads and files using PEFT or bitsandbytes (the trained adapters are float32), a
-`float16` load under `fp16=True` (scaler-with-half-params reports that one as an error), and optimizers that
-are not torch.optim's, among them those built to update 16-bit weights (torchao's `_AdamW(...,
-bf16_stochastic_round=True)`, optimi's Kahan-summation optimizers).
+cast model whose optimizer is not torch.optim's in a file using PEFT, a `float16` load under `fp16=True`
+(scaler-with-half-params reports that one as an error), and other optimizers, among them those built to update
+16-bit weights (torchao's `_AdamW(..., bf16_stochastic_round=True)`, optimi's Kahan-summation optimizers).
 
 ## Why is this bad?
 Mixed-precision training keeps the weights in float32 and computes in 16 bits (autocast). After `.half()`
@@ -100,9 +103,12 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
     in_tests = is_test_code(ctx.document.path)
     if model.frameworks & {"deepspeed", "apex"}:
         return
+    adapters = model.table.imports.imports_any(("peft",))
     for optimizer in model.optimizers:
         if optimizer.wrapped:
             continue
+        if adapters and not optimizer.api.startswith("torch.optim."):
+            continue  # bitsandbytes' optimizers over PEFT adapters, which PEFT keeps in float32
         casts = model.casts_of(optimizer, ("float16", "bfloat16"))
         if not casts:
             continue

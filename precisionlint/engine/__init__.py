@@ -131,11 +131,11 @@ _LAST_PROBE: list[str | None] = [None, None]
 
 
 def _optimizer_words() -> tuple[str, ...]:
-    """The names of torch.optim's optimizer classes, less those that hold another (AdamW holds Adam)."""
-    from precisionlint.script.names import TORCH_OPTIMIZERS
+    """The names of the optimizer classes the model records, less those that hold another (AdamW holds Adam)."""
+    from precisionlint.script.names import OTHER_OPTIMIZER_NAMES, TORCH_OPTIMIZERS
 
-    return tuple(sorted(name for name in TORCH_OPTIMIZERS
-                        if not any(other != name and other in name for other in TORCH_OPTIMIZERS)))
+    names = TORCH_OPTIMIZERS | OTHER_OPTIMIZER_NAMES  # bitsandbytes' AdamW8bit holds Adam, apex's FusedAdam too
+    return tuple(sorted(name for name in names if not any(other != name and other in name for other in names)))
 
 
 _OPTIMIZER_WORDS: tuple[str, ...] = ()

@@ -10,6 +10,7 @@ and classified in `finish()`.
 from __future__ import annotations
 
 import ast
+import re
 
 from precisionlint.core.model import Document
 from precisionlint.core.records import Record
@@ -35,11 +36,13 @@ from precisionlint.script.names import (
     CLIP_APIS,
     DEPRECATED,
     EPS_OPTIMIZERS,
+    OTHER_OPTIMIZER_NAMES,
     PARTIAL,
     SCALER_APIS,
     TORCH_OPTIMIZERS,
     canonical,
     dotted,
+    other_optimizer,
 )
 from precisionlint.script.positions import Positions
 from precisionlint.script.receivers import frameworks, is_framework_receiver, is_model, is_optimizer
@@ -50,6 +53,11 @@ from precisionlint.sources.python_index import FastNodeVisitor, subclasses_of, w
 # Positional parameters, in order, of the GradScaler constructors.
 _SCALER_PARAMS = ("device", "init_scale", "growth_factor", "backoff_factor", "growth_interval", "enabled")
 _LEGACY_SCALER_PARAMS = _SCALER_PARAMS[1:]
+# Wrappers that keep float32 master weights of the optimizer they take (apex's and Megatron's FP16_Optimizer,
+# MixedPrecisionOptimizer): an optimizer handed to one later (`optimizer = FP16_Optimizer(optimizer)`) is wrapped.
+_MASTER_WRAPPER = re.compile(r"(?i)(?:fp16|half|mixed_?precision|master)\w*optimizer$")
+# The packages whose optimizers script.names.other_optimizer knows (transformers, bitsandbytes, apex).
+_OTHER_OPTIMIZER_PACKAGES = ("transformers.", "bitsandbytes.optim", "apex.optimizers.")
 _EPS_POSITION = {"Adagrad": 5}  # Adam, AdamW, NAdam, RAdam, Adamax, SparseAdam, RMSprop: 3
 
 _LEGACY_TF32 = frozenset(
@@ -70,7 +78,12 @@ _ATTRIBUTE_ENDS = frozenset({name.rsplit(".", 1)[1] for name in (*DEPRECATED, *_
 _CALL_ENDS = frozenset(
     name.rsplit(".", 1)[1]
     for name in (*AUTOCAST_APIS, *SCALER_APIS, *CLIP_APIS, *BCE_FUNCTIONS, AUTOGRAD_BACKWARD, *_LEGACY_TF32, *PARTIAL)
-) | TORCH_OPTIMIZERS
+) | TORCH_OPTIMIZERS | OTHER_OPTIMIZER_NAMES | {"AdamW8bit", "PagedAdamW", "PagedAdamW8bit", "PagedAdamW32bit",
+                                          "AdamW32bit", "Adam8bit", "Adam32bit", "PagedAdam", "PagedAdam8bit",
+                                          "PagedAdam32bit", "Lion8bit", "Lion32bit", "PagedLion", "PagedLion8bit",
+                                          "PagedLion32bit", "SGD8bit", "SGD32bit", "RMSprop8bit", "RMSprop32bit",
+                                          "Adagrad8bit", "Adagrad32bit", "LAMB8bit", "LAMB32bit", "LARS8bit",
+                                          "LARS32bit", "AdEMAMix8bit", "AdEMAMix32bit"}
 
 _STATEMENTS = frozenset(subclasses_of(ast.stmt))
 
@@ -158,6 +171,8 @@ class _Collector(FastNodeVisitor):
         # variables passed as an argument to some call, with the scope of the call: their keys are needed only
         # when the file has a scaler (see finish)
         self.passed: list[tuple[ast.expr, Scope]] = []
+        # names handed to a wrapper that keeps float32 master weights (`optimizer = FP16_Optimizer(optimizer)`)
+        self.wrapped_later: list[tuple[ast.expr, Scope]] = []
         self.func_calls: dict[int, ast.Call] = {}  # id(call.func) -> call
         self.bare_decorators: set[int] = set()
         self.deprecated_names: dict[tuple[int, str], DeprecatedImport] = {}  # (id(scope), local name) -> import
@@ -564,9 +579,12 @@ class _Collector(FastNodeVisitor):
         called = self.resolver.function_for(func, self.scope)
         if called is not None:
             self.model.calls.setdefault(id(self.scope), set()).add(id(called))
+        wraps = last is not None and _MASTER_WRAPPER.search(last) is not None
         for argument in [*node.args, *[k.value for k in node.keywords]]:
             if isinstance(argument, (ast.Name, ast.Attribute)):
                 self.passed.append((argument, self.scope))
+                if wraps:
+                    self.wrapped_later.append((argument, self.scope))
         self.call_stack.append(node)
         self.generic_visit(node)
         self.call_stack.pop()
@@ -598,6 +616,8 @@ class _Collector(FastNodeVisitor):
                 )
                 self._tf32_write(func, argument)
         elif name is not None and name.startswith("torch.optim.") and name[12:] in TORCH_OPTIMIZERS:
+            self._optimizer(node, name)
+        elif name is not None and name.startswith(_OTHER_OPTIMIZER_PACKAGES) and other_optimizer(name) is not None:
             self._optimizer(node, name)
         elif self.may_call_bce_module and self._calls_bce_module(func):
             self.event("bce", node)
@@ -722,11 +742,15 @@ class _Collector(FastNodeVisitor):
 
     def _optimizer(self, node: ast.Call, api: str) -> None:
         cls = api.rsplit(".", 1)[1]
+        other = other_optimizer(api) if not api.startswith("torch.optim.") else None
+        if other is not None and any(k.arg in other.master_keywords or k.arg is None for k in node.keywords):
+            return  # `FusedAdam(..., master_weights=True)`: float32 master weights of its own (or hidden in **kw)
+        default_eps = EPS_OPTIMIZERS.get(cls) if other is None else other.eps
         params, _ = call_arguments(node, ("params",))
         param_expr = params.get("params")
         eps_expr = params.get("eps")
-        if eps_expr is None and cls in EPS_OPTIMIZERS:
-            position = _EPS_POSITION.get(cls, 3)
+        if eps_expr is None and (cls in EPS_OPTIMIZERS if other is None else other.eps is not None):
+            position = _EPS_POSITION.get(cls, 3) if other is None else 3
             if len(node.args) > position and not any(isinstance(a, ast.Starred) for a in node.args[: position + 1]):
                 eps_expr = node.args[position]
         eps: float | None = None
@@ -737,7 +761,7 @@ class _Collector(FastNodeVisitor):
             except OverflowError:
                 eps = None
         elif not any(k.arg is None for k in node.keywords):
-            eps = EPS_OPTIMIZERS.get(cls)
+            eps = default_eps
         fused_expr = params.get("fused")
         parent = self.call_stack[-1] if self.call_stack else None
         wrapped = (
@@ -760,6 +784,7 @@ class _Collector(FastNodeVisitor):
             span=self.positions.span(node),
             scope=self.scope,
             node=node,
+            float32_state=other is not None and other.float32_state,
         )
         self.optimizers[id(node)] = info
         self.model.optimizers.append(info)
@@ -869,6 +894,11 @@ class _Collector(FastNodeVisitor):
                 owner = scalers[event.scaler] = GradScalerInfo(event.scaler, event.scaler_text or event.scaler)
             owner.events.append(event)
         passed = {self.resolver.ref_key(argument, scope) for argument, scope in self.passed} if scalers else set()
+        if self.wrapped_later:
+            wrapped = {self.resolver.ref_key(argument, scope) for argument, scope in self.wrapped_later}
+            for optimizer in self.model.optimizers:
+                if optimizer.key is not None and optimizer.key in wrapped:
+                    optimizer.wrapped = True
         for info in scalers.values():
             self._locate(info)
             info.escapes = info.key in passed

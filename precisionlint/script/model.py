@@ -260,10 +260,11 @@ class HalfCast(Record):
 
 
 class OptimizerInfo(Record):
-    """A torch.optim optimizer construction."""
+    """An optimizer construction: torch.optim's, or one of transformers, bitsandbytes or apex
+    (script.names.OTHER_OPTIMIZERS) that updates its parameters in their own dtype."""
 
     __slots__ = ("cls", "api", "key", "param_keys", "eps", "eps_explicit", "eps_span", "fused", "wrapped", "span",
-                 "scope", "node")
+                 "scope", "node", "float32_state")
     _fields = __slots__
     _repr_fields = ("cls", "api", "key", "param_keys", "eps", "eps_explicit", "eps_span", "fused", "wrapped", "span")
 
@@ -281,6 +282,7 @@ class OptimizerInfo(Record):
         span: Span,
         scope: Scope,
         node: ast.Call,
+        float32_state: bool = False,
     ) -> None:
         self.cls = cls  # "AdamW"
         self.api = api  # "torch.optim.AdamW"
@@ -294,6 +296,9 @@ class OptimizerInfo(Record):
         self.span = span
         self.scope = scope
         self.node = node
+        # its state and arithmetic are float32 whatever the parameters' dtype (bitsandbytes, apex): eps cannot
+        # underflow, though the 16-bit parameters still take the rounded update
+        self.float32_state = float32_state
 
 
 class Tf32Use(Record):

@@ -8,6 +8,7 @@ public name so every rule compares against one spelling.
 from __future__ import annotations
 
 import ast
+import re
 
 from precisionlint.core.records import FrozenRecord, ValueRecord
 
@@ -62,6 +63,63 @@ EPS_OPTIMIZERS = {
     "Adagrad": 1e-10,
     "RMSprop": 1e-8,
 }
+
+
+
+class OtherOptimizer(FrozenRecord):
+    """An optimizer of another library that updates the parameters it is given in place, in their own dtype."""
+
+    __slots__ = ("eps", "float32_state", "master_keywords")
+    _fields = __slots__
+
+    def __init__(self, eps: float | None, float32_state: bool, master_keywords: tuple[str, ...] = ()) -> None:
+        self.eps = eps  # the default eps, where an eps rule may judge it (checked against the library's source)
+        # its state and the update's arithmetic are float32 whatever the parameters' dtype: no eps underflow
+        self.float32_state = float32_state
+        self.master_keywords = master_keywords  # keywords that give it float32 master weights of its own
+
+
+# Transformers' own AdamW (transformers/optimization.py before it was removed, huggingface/transformers#36177):
+# `AdamW(params, lr=1e-3, betas=(0.9, 0.999), eps=1e-6, weight_decay=0.0, correct_bias=True)`, its state
+# `torch.zeros_like(p)` and its `denom = exp_avg_sq.sqrt().add_(eps)` in the parameters' dtype.
+_TRANSFORMERS_ADAMW = OtherOptimizer(1e-6, False)
+# bitsandbytes.optim: `AdamW8bit(params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=1e-2, ...)`; its CUDA
+# kernels keep the state in float32 (or 8-bit blocks with float32 scales) and compute the update in float32, then
+# write it into the 16-bit parameter (bitsandbytes/optim/adamw.py, csrc `optimizer32bit(T* g, T* p, float* state1,
+# ..., float eps, ...)`).
+_BITSANDBYTES = OtherOptimizer(None, True)
+# apex.optimizers.FusedAdam(params, lr=1e-3, bias_correction=True, betas=(0.9, 0.999), eps=1e-8, ...): float32
+# state (`torch.zeros_like(p).float()`) and float32 arithmetic; float32 master weights only when asked
+# (`master_weights=True`, `use_master=True` in older releases).
+_APEX = OtherOptimizer(None, True, ("master_weights", "use_master"))
+
+OTHER_OPTIMIZERS: dict[str, OtherOptimizer] = {
+    "transformers.AdamW": _TRANSFORMERS_ADAMW,
+    "transformers.optimization.AdamW": _TRANSFORMERS_ADAMW,
+    **{f"apex.optimizers.{name}": _APEX
+       for name in ("FusedAdam", "FusedLAMB", "FusedSGD", "FusedNovoGrad", "FusedAdagrad")},
+}
+_BITSANDBYTES_CLASS = re.compile(r"^(?:Paged)?(?:Adam|AdamW|Lion|SGD|RMSprop|Adagrad|LAMB|LARS|AdEMAMix)"
+                                 r"(?:8bit|32bit)?$")
+
+
+def other_optimizer(qualname: str) -> OtherOptimizer | None:
+    """The optimizer of transformers, bitsandbytes or apex a qualified name constructs (any module path inside
+    the library's optimizer package: `bitsandbytes.optim.adamw.PagedAdamW8bit`)."""
+    found = OTHER_OPTIMIZERS.get(qualname)
+    if found is not None:
+        return found
+    package, _, name = qualname.rpartition(".")
+    if package.startswith("bitsandbytes.optim") and _BITSANDBYTES_CLASS.match(name):
+        return _BITSANDBYTES
+    if package.startswith("apex.optimizers.") and f"apex.optimizers.{name}" in OTHER_OPTIMIZERS:
+        return _APEX
+    return None
+
+
+# The last parts of those names, for the quick tests that gate the training-step model.
+OTHER_OPTIMIZER_NAMES = frozenset({"FusedAdam", "FusedLAMB", "FusedSGD", "FusedNovoGrad", "FusedAdagrad", "Lion",
+                                   "LAMB", "LARS", "AdEMAMix"})
 
 
 # Plain classes rather than dataclasses: importing dataclasses costs every check run's workers several milliseconds
