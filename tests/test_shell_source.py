@@ -154,3 +154,29 @@ def _commands(draw: st.DrawFn) -> str:
 def test_only_lines_that_can_launch_are_tokenized(pieces: list[str]) -> None:
     text = "".join(pieces)
     assert load_document("run.sh", text, "shell", Limits()).tree == _every_line_tokenized(text)
+
+
+def test_hydra_overrides_and_ray_job_submit() -> None:
+    text = (
+        'ray job submit --address="http://127.0.0.1:8265" -- \\\n'
+        "    python3 -m verl.trainer.main_ppo --config-name=ppo_megatron_trainer \\\n"
+        "    +actor_rollout_ref.actor.fsdp_config.mixed_precision.param_dtype=bf16 \\\n"
+        "    actor_rollout_ref.rollout.dtype=float16 trainer.n_gpus=$N --out a.b=c ~x.y\n"
+    )
+    [launch] = _launches(text)
+    assert (launch.launcher, launch.module) == ("python", "verl.trainer.main_ppo")
+    assert launch.script_flags["config_name"].value == "ppo_megatron_trainer"
+    overrides = launch.overrides
+    assert set(overrides) == {"actor_rollout_ref.actor.fsdp_config.mixed_precision.param_dtype",
+                              "actor_rollout_ref.rollout.dtype", "trainer.n_gpus"}  # not an option's value
+    rollout = overrides["actor_rollout_ref.rollout.dtype"]
+    assert rollout.value == "float16"
+    assert text.splitlines()[rollout.span.line - 1][rollout.span.column - 1:rollout.span.end_column - 1] == "float16"
+    assert overrides["trainer.n_gpus"].value is UNRESOLVED
+
+
+def test_dotted_flags_of_openrlhf() -> None:
+    [launch] = _launches("python3 -m openrlhf.cli.train_ppo_ray --vllm.num_engines 4 --ds.param_dtype fp16\n")
+    assert launch.script_flags["vllm.num_engines"].value == "4"
+    assert launch.script_flags["ds.param_dtype"].value == "fp16"
+    assert launch.overrides == {}

@@ -231,6 +231,7 @@ READ_KINDS = {
     "yaml": "YAML files",
     "json": "JSON files",
     "launchers": "launch scripts",
+    "rl": "RL trainers' configs (verl, NeMo-RL, OpenRLHF, TRL GRPO)",
     "pins": "version pins",
     "comments": "suppression comments",
     "every-file": "every file",

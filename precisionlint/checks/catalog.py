@@ -356,6 +356,18 @@ ROWS: tuple[tuple[str, str, str, str, str, str, str, bool, bool, bool], ...] = (
         False,
     ),
     (
+        'rl_actor_rollout_dtype_mismatch',
+        'PL109',
+        'rl-actor-rollout-dtype-mismatch',
+        'WARNING',
+        'An RL run trains the actor in fp16 and samples with a bf16 rollout engine, or the reverse.',
+        'settings',
+        'rl, launchers, pins',
+        False,
+        True,
+        False,
+    ),
+    (
         'scaler_step_bypassed',
         'PL205',
         'scaler-step-bypassed',

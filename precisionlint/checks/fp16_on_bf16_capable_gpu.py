@@ -38,6 +38,15 @@ In test code the finding is information. A file whose autocast regions write bot
 precision helper, a script with `--fp16`/`--bf16` switches) offers both, and which runs is chosen elsewhere: its
 regions are not reported.
 
+Nor is anything reported in an RL fine-tuning file that pins both the trained policy and its rollout engine to
+float16: the recipe of Qi et al., "Defeating the Training-Inference Mismatch via FP16" (arXiv 2510.26788), which
+picks float16 over bf16 on bf16-capable GPUs on purpose, because the engine's and the trainer's probabilities
+then agree to 11 significant bits instead of 8. Read as such: a vLLM engine built with `dtype="float16"` (`LLM`,
+`EngineArgs`, `AsyncEngineArgs`) in the file that trains, GRPOConfig's `vllm_dtype: float16` beside `fp16: true`
+(TRL 0.15), a launch script whose `trl vllm-serve` runs `--dtype float16`, and the trainers whose actor and
+rollout dtypes rl-actor-rollout-dtype-mismatch reads (verl, NeMo-RL, OpenRLHF), where both are float16. Where
+the two disagree, rl-actor-rollout-dtype-mismatch reports it.
+
 All of this is about the target GPUs. Habana Gaudi, TPUs and Apple silicon have their own precision
 support (Gaudi and TPUs compute natively in bf16), so for a file written for one of them the finding would be
 false, which is why such files are left alone.
@@ -106,6 +115,10 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
     gpus = targets(ctx)
     if not gpus or not all(g.bf16 for g in gpus):
         return  # one GPU without native bf16 makes fp16 the right choice for the whole fleet
+    from precisionlint.checks._rl_dtypes import is_deliberate_fp16
+
+    if is_deliberate_fp16(ctx):
+        return  # an RL recipe that trains and samples in float16 on purpose (arXiv 2510.26788)
     where = names(gpus)
     fp16_only = _fp16_only_scopes(ctx)
     # A test suite's configs and calls pick fp16 to exercise it (DeepSpeed's tests/model/*.json), not to train on

@@ -22,7 +22,11 @@ from precisionlint.sources import Limits
 
 # Flags whose value matters to precision rules (spelled with underscores; `--mixed-precision` is read too).
 PRECISION_FLAGS = ("mixed_precision", "fp16", "bf16", "precision", "deepspeed", "deepspeed_config",
-                   "deepspeed_config_file", "config_file", "tf32")
+                   "deepspeed_config_file", "config_file", "tf32",
+                   # OpenRLHF's actor dtype and vLLM engines (0.9.2-0.10.1 spelling, then 0.10.2's dotted one),
+                   # and a Hydra app's own config (verl): read by rl-actor-rollout-dtype-mismatch
+                   "param_dtype", "ds.param_dtype", "vllm_num_engines", "vllm.num_engines", "config_name",
+                   "config_path")
 _BOOLEAN_FLAGS = ("fp16", "bf16", "tf32")
 _WRAPPERS = {"nohup", "srun", "env", "time", "exec", "sudo", "numactl", "taskset", "stdbuf", "nice", "mpirun"}
 _PYTHON = re.compile(r"^(?:.*/)?python(?:\d+(?:\.\d+)?)?$")
@@ -54,6 +58,9 @@ class Launch(NamedTuple):
     # Every option word given to the script, as written (`--precision`, `-p`), whatever it names: the script's
     # own parser decides what it means (project.launched reads them against its argparse and click options).
     options: tuple[Option, ...] = ()
+    # Hydra overrides given to the script (`actor_rollout_ref.rollout.dtype=float16`, `+a.b=c`), by their dotted
+    # key without the `+`/`++` that adds a key; the Flag's span is the value's.
+    overrides: dict[str, Flag] = {}  # noqa: RUF012 (never mutated: each Launch gets its own)
 
 
 class _Token(NamedTuple):
@@ -184,15 +191,38 @@ def _read_flags(
     return flags
 
 
+# A Hydra override: a dotted key (optionally `+`/`++` to add it), `=`, a value. `~key` deletes and is not kept.
+_OVERRIDE = re.compile(r"^(?:\+\+?)?([A-Za-z_][A-Za-z0-9_\-]*(?:\.[A-Za-z0-9_\-]+)+)=")
+
+
+def _read_overrides(document: Document, tokens: list[_Token], start: int) -> dict[str, Flag]:
+    """The Hydra overrides among tokens[start:]: `key.path=value` words that are no option's value."""
+    found: dict[str, Flag] = {}
+    for index in range(start, len(tokens)):
+        token = tokens[index]
+        match = _OVERRIDE.match(token.text)
+        if match is None or (index > start and tokens[index - 1].text.startswith("-")
+                             and "=" not in tokens[index - 1].text):
+            continue  # `--opt a.b=c` hands the word to the option
+        raw = token.text[match.end():]
+        equals = document.text.find("=", token.start, token.end)
+        flag_span = document.span_of(token.start, token.end)
+        value_span = document.span_of(equals + 1, token.end) if equals != -1 else flag_span
+        found[match.group(1)] = Flag(match.group(1), _value(raw), value_span, flag_span)
+    return found
+
+
 def _launch(document: Document, tokens: list[_Token]) -> Launch | None:
     index = 0
+    words = [t.text for t in tokens]
+    if words[:3] == ["ray", "job", "submit"] and "--" in words:
+        index = words.index("--") + 1  # `ray job submit [options] -- python3 -m ...`: the command after `--`
     while index < len(tokens) and (re.match(r"^[A-Za-z_][A-Za-z0-9_]*=", tokens[index].text)
                                    or tokens[index].text in _WRAPPERS):
         index += 1
     if index >= len(tokens):
         return None
     head = tokens[index].text
-    words = [t.text for t in tokens]
     if head == "accelerate" and index + 1 < len(tokens) and words[index + 1] == "launch":
         launcher, first = "accelerate", index + 2
     elif head in ("torchrun", "deepspeed"):
@@ -232,7 +262,8 @@ def _launch(document: Document, tokens: list[_Token]) -> Launch | None:
     script_token = tokens[script_at]
     return Launch(launcher, script if script and "$" not in script else None, module,
                   document.span_of(script_token.start, script_token.end), launcher_flags, script_flags, span,
-                  _options(document, tokens, script_at + 1, len(tokens)))
+                  _options(document, tokens, script_at + 1, len(tokens)),
+                  _read_overrides(document, tokens, script_at + 1))
 
 
 def _options(document: Document, tokens: list[_Token], start: int, stop: int) -> tuple[Option, ...]:
