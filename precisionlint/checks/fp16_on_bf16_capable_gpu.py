@@ -40,12 +40,12 @@ regions are not reported.
 
 Nor is anything reported in an RL fine-tuning file that pins both the trained policy and its rollout engine to
 float16: the recipe of Qi et al., "Defeating the Training-Inference Mismatch via FP16" (arXiv 2510.26788), which
-picks float16 over bf16 on bf16-capable GPUs on purpose, because the engine's and the trainer's probabilities
-then agree to 11 significant bits instead of 8. Read as such: a vLLM engine built with `dtype="float16"` (`LLM`,
-`EngineArgs`, `AsyncEngineArgs`) in the file that trains, GRPOConfig's `vllm_dtype: float16` beside `fp16: true`
-(TRL 0.15), a launch script whose `trl vllm-serve` runs `--dtype float16`, and the trainers whose actor and
-rollout dtypes rl-actor-rollout-dtype-mismatch reads (verl, NeMo-RL, OpenRLHF), where both are float16. Where
-the two disagree, rl-actor-rollout-dtype-mismatch reports it.
+picks float16 over bf16 on bf16-capable GPUs on purpose: with 11 significant bits against bf16's 8, the
+rollout engine's and the trainer's probabilities of the same tokens differ far less. Read as such: a vLLM
+engine built with `dtype="float16"` (`LLM`, `EngineArgs`, `AsyncEngineArgs`) in the file that trains,
+GRPOConfig's `vllm_dtype: float16` beside `fp16: true` (TRL 0.15), a launch script whose `trl vllm-serve` runs
+`--dtype float16`, and the trainers whose actor and rollout dtypes rl-actor-rollout-dtype-mismatch reads (verl,
+NeMo-RL, OpenRLHF), where both are float16. Where the two disagree, rl-actor-rollout-dtype-mismatch reports it.
 
 All of this is about the target GPUs. Habana Gaudi, TPUs and Apple silicon have their own precision
 support (Gaudi and TPUs compute natively in bf16), so for a file written for one of them the finding would be

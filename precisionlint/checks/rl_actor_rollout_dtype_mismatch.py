@@ -69,7 +69,7 @@ recipe and needs loss scaling; bfloat16 on both is every trainer's default).
 - verl FP16 support: https://github.com/volcengine/verl/pull/4036 (docs/examples/config.rst, `rollout.dtype`)
 - https://github.com/hiyouga/EasyR1/issues/583 (the engine's dtype does not follow the actor's)
 - https://github.com/OpenRLHF/OpenRLHF/issues/1155, https://github.com/OpenRLHF/OpenRLHF/pull/1348
-- NeMo-RL: https://github.com/NVIDIA-NeMo/RL (examples/configs/grpo_math_1B.yaml)
+- NeMo-RL: https://github.com/NVIDIA/NeMo-RL (examples/configs/grpo_math_1B.yaml)
 - TRL GRPO and vLLM: https://huggingface.co/docs/trl/grpo_trainer
 """
 
