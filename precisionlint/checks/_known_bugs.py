@@ -5,6 +5,13 @@ each read in the library's own source at those tags), the thread that reports it
 meets it: `framework`, the framework a config section must be attributed to, `when`, key paths (dotted, from the
 section's top) with the values that trigger the bug, and `unless`, key paths whose values avoid it. Adding a bug
 is adding an entry; no code changes.
+
+An entry about a script rather than a config says so with `formats: ("python",)`: its `when` then names the
+framework's settings as the script passes them (`TrainingArguments(tf32=True)`: `{"tf32": (True, False)}`), and
+`script` names what else the script must do (`"new-tf32-api"`: it writes PyTorch's `fp32_precision` settings).
+`with` names other packages whose pins must allow a release from the version given (a package nothing declares
+is taken to install its newest release, which does). `last_affected` names the last affected release where the
+first fixed one starts a new major or minor version (before 5.0.0 came 4.57.6).
 """
 
 from __future__ import annotations
@@ -39,5 +46,27 @@ KNOWN_BUGS: tuple[dict[str, Any], ...] = (
         "instead": 'set "check_grad_overflow": true in the bf16 block (DeepSpeed 0.17.1+), or require '
                    "deepspeed>=0.19.3, whose default is true",
         "source": "https://github.com/deepspeedai/DeepSpeed/pull/8035",
+    },
+    {
+        "id": "transformers-tf32-legacy-flags",
+        "package": "transformers",
+        # 4.13.0 added `tf32` (training_args.py sets torch.backends.cuda.matmul.allow_tf32); 4.57.6, the last 4.x,
+        # still sets the legacy flags; 5.0.0 calls utils.import_utils.enable_tf32, which on torch >= 2.9 writes
+        # torch.backends.fp32_precision instead (transformers#42428).
+        "affected": ((4, 13, 0), (5, 0, 0)),
+        "last_affected": "4.57.6",  # the release before 5.0.0 (a major version: not derived from the bound)
+        "framework": "hf",
+        "formats": ("python",),
+        "when": {"tf32": (True, False)},
+        "unless": {},
+        "script": "new-tf32-api",
+        "with": {"torch": (2, 9, 0)},
+        "what": "TrainingArguments(tf32=...) before Transformers 5.0.0 writes the legacy "
+                "`torch.backends.cuda.matmul.allow_tf32` / `cudnn.allow_tf32` flags even on PyTorch 2.9+, beside "
+                "this script's `fp32_precision` settings: PyTorch then raises RuntimeError (\"mix of the legacy and "
+                "new APIs\") where the TF32 state is next read, in the training step",
+        "instead": "require transformers>=5.0.0, or set TF32 in one API only (drop `tf32=` and keep the "
+                   "`fp32_precision` settings)",
+        "source": "https://github.com/huggingface/transformers/issues/42371",
     },
 )

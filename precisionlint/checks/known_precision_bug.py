@@ -8,6 +8,7 @@ range of affected releases, read in the library's source at those tags, and the 
 |---|---|---|---|
 | accelerate | 1.13.0 | `fsdp_version: 2` and `mixed_precision: bf16`/`fp16` | accelerate#3979 |
 | deepspeed | 0.16.9 to 0.19.2 | bf16, ZeRO-2 without offload or `check_grad_overflow` | DeepSpeed#8035 |
+| transformers | 4.13.0 to 4.57.6, torch 2.9+ | `tf32=` in a script writing `fp32_precision` | transformers#42371 |
 
 A project that declares no version of the package is not reported: nothing says it installs an affected
 release. A range with no upper bound (`accelerate>=1.4.0`, a library's floor) makes the finding information:
@@ -27,6 +28,15 @@ These bugs fail silently: the run starts and trains, worse than it should.
   option appeared, to 0.19.2; True from 0.19.3). Under ZeRO-2 a single inf in the averaged gradients makes
   Adam's update NaN, which corrupts its states and the float32 master weights at once; the report reproduced it
   on 0.16.9 to 0.17.1.
+- Transformers' `TrainingArguments(tf32=True|False)` wrote `torch.backends.cuda.matmul.allow_tf32` (and from 4.14
+  `torch.backends.cudnn.allow_tf32`) in `__post_init__`, from 4.13.0, where `tf32` appeared, to 4.57.6, the last
+  4.x release (`src/transformers/training_args.py`). PyTorch 2.9 added the `fp32_precision` settings, and reading
+  TF32 state that the two APIs set differently raises `RuntimeError: ... you have used mix of the legacy and new
+  APIs to set the TF32 status ...`. A script that writes `torch.backends.cuda.matmul.fp32_precision` (or another
+  `fp32_precision`) and builds TrainingArguments with `tf32=` hits it in its training step (transformers#42371).
+  5.0.0 writes the new API on torch 2.9+ (`enable_tf32` in `src/transformers/utils/import_utils.py`,
+  transformers#42428). Reported where the project's pins allow both an affected Transformers and torch 2.9 or
+  newer (a torch that nothing declares is taken to be the newest).
 
 ## Example
 ```yaml
@@ -50,6 +60,7 @@ No fix: the pin or the config is the user's to change.
 - https://github.com/huggingface/accelerate/blob/v1.13.0/src/accelerate/utils/fsdp_utils.py
 - https://github.com/deepspeedai/DeepSpeed/pull/8035
 - https://github.com/deepspeedai/DeepSpeed/blob/v0.19.3/deepspeed/runtime/precision_config.py
+- https://github.com/huggingface/transformers/issues/42371, https://github.com/huggingface/transformers/pull/42428
 """
 
 from __future__ import annotations
@@ -63,14 +74,15 @@ from precisionlint.core.model import Finding, Severity
 CODE = "PL407"
 NAME = "known-precision-bug"
 SEVERITY = Severity.WARNING
-SUMMARY = "A config meets a known precision bug of a library release that the project's pins allow."
+SUMMARY = "A config or script meets a known precision bug of a library release that the project's pins allow."
 TARGET = "settings"
-READS = "accelerate, deepspeed, pins"
+READS = "accelerate, deepspeed, hf, torch, pins"
 NEEDS_PROJECT = True  # reads the project around the file: pins, linked files or the accelerator it targets
 
 
 def check(ctx: CheckContext) -> Iterator[Finding]:
-    if ctx.document.format not in ("yaml", "json", "toml"):
+    fmt = ctx.document.format
+    if fmt not in ("yaml", "json", "toml", "python"):
         return
     from precisionlint.checks._known_bugs import KNOWN_BUGS
     from precisionlint.project.versions import show
@@ -78,26 +90,55 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
 
     frameworks = {setting.framework for setting in ctx.settings}
     for bug in KNOWN_BUGS:
-        if bug["framework"] not in frameworks:
+        if bug["framework"] not in frameworks or fmt not in bug.get("formats", ("yaml", "json", "toml")):
             continue
         declared = ctx.project.version(bug["package"])
         first, fixed = bug["affected"]
         if declared is None or declared.all_at_least(fixed) or declared.all_below(first):
             continue
-        for root in roots(ctx.document.tree):
-            matched = _matches(root, bug["when"])
-            if matched is None or _matches(root, bug["unless"], any_of=True) is not None:
-                continue
+        if any(_excludes(ctx, package, floor) for package, floor in bug.get("with", {}).items()):
+            continue
+        if fmt == "python":
+            spans = _script_matches(ctx, bug)
+        else:
+            spans = []
+            for root in roots(ctx.document.tree):
+                matched = _matches(root, bug["when"])
+                if matched is not None and _matches(root, bug["unless"], any_of=True) is None:
+                    spans.append(ctx.document.span_of(matched.start, matched.end))
+        for span in spans:
             # A range with no ceiling resolves to the newest release, which has the fix, unless something else
             # holds the package back (a library's floor, `accelerate>=1.4.0`): information. A pin or a ceiling
             # that keeps an affected release in reach is a warning.
             open_ended = declared.ceiling is None
             yield ctx.report(
-                ctx.document.span_of(matched.start, matched.end),
+                span,
                 f"{declared.declared(bug['package'])} allows an affected {bug['package']} release ({show(first)} to "
-                f"{_before(fixed)}): {bug['what']}; {bug['instead']} ({bug['source']})",
+                f"{bug.get('last_affected') or _before(fixed)}): {bug['what']}; {bug['instead']} ({bug['source']})",
                 severity=Severity.INFO if open_ended else None,
             )
+
+
+def _excludes(ctx: CheckContext, package: str, floor: tuple[int, ...]) -> bool:
+    """The project's pins keep `package` below `floor` (nothing declared: the newest release, which is not)."""
+    declared = ctx.project.version(package)
+    return declared is not None and declared.all_below(floor)
+
+
+def _script_matches(ctx: CheckContext, bug: dict[str, Any]) -> list[Any]:
+    """The spans of a script's framework settings that trigger `bug`, when the script also does what its `script`
+    condition names."""
+    if bug.get("script") == "new-tf32-api" and ("fp32_precision" not in ctx.document.text
+                                                 or not any(use.kind == "new" for use in ctx.script.tf32_uses)):
+        return []
+    found = []
+    for setting in ctx.settings:
+        values = bug["when"].get(setting.name)
+        if setting.framework != bug["framework"] or values is None:
+            continue
+        if any(setting.value == v and type(setting.value) is type(v) for v in values):
+            found.append(setting.span)
+    return found
 
 
 def _before(fixed: tuple[int, ...]) -> str:
