@@ -522,3 +522,36 @@ def test_json_fix_locations_count_lone_cr_lines_as_the_findings_do(tmp_path: Pat
     assert {f["path"] for f in findings} == {"train.py", "cli.yaml"}
     for finding in findings:
         assert [e["location"]["line"] for e in finding["fix"]["edits"]][0] == finding["line"], finding
+
+
+# --- 15: a fix that the JSON output calls safe is one that --fix applies --------------------------------------
+
+UNUSED_DIRECTIVE = {  # a whole-line directive that suppresses nothing: PL007 offers to remove the line
+    "train.toml": '[trainer_config]\nprecision = "bf16-mixed"\n# precisionlint: file-ignore[PL104]\n',
+    "train.yaml": "trainer:\n  precision: bf16-mixed\n  _target_: lightning.pytorch.Trainer\n"
+                  "# precisionlint: file-ignore[PL104]\n",
+    # the directive holds the file's only precision word: the fixed script is one no rule reads
+    "train.py": "import torch\nx = 1\n# precisionlint: file-ignore[PL104]\n",
+}
+
+
+@pytest.mark.parametrize("ending", ["\n", "\r\n"], ids=["LF", "CRLF"])
+@pytest.mark.parametrize("name", sorted(UNUSED_DIRECTIVE))
+def test_a_safe_fix_in_the_json_output_is_applied_by_fix(tmp_path: Path, name: str, ending: str) -> None:
+    """--fix writes exactly what the JSON output's safe fix says. It refused the removal of a directive line in
+    a CRLF config ("the edit does not cover exactly one value or entry") and, in a script, reported the fixed
+    text as over a limit ("could not be checked again") because no rule reads what is left."""
+    import json
+
+    original = UNUSED_DIRECTIVE[name].replace("\n", ending).encode()
+    (tmp_path / name).write_bytes(original)
+    select = ("--extend-select", "unused-suppression")
+    [finding] = json.loads(check(*select, "--output-format", "json", name, cwd=tmp_path).stdout)
+    assert finding["code"] == "PL007" and finding["fix"]["applicability"] == "safe", finding
+    text = original.decode()
+    for edit in sorted(finding["fix"]["edits"], key=lambda e: e["start"], reverse=True):
+        text = text[:edit["start"]] + edit["content"] + text[edit["end"]:]
+    done = check(*select, "--fix", name, cwd=tmp_path)
+    assert done.returncode == 0, done.stdout
+    assert "Fixed 1 finding." in done.stdout
+    assert (tmp_path / name).read_bytes() == text.encode()

@@ -226,6 +226,10 @@ def _fix_passes(display: str, text: str, fmt: Format, options: EngineOptions, un
         findings = [f for f in result.findings if f.code not in ignored]
         groups = applicable_groups(findings, unsafe)
         if result.document is None:
+            if passes and not result.findings and not result.internal_error:
+                # The fixed text holds nothing any rule reads (removing the last unused suppression can take
+                # a script's last precision word with it): nothing is left to fix or to report.
+                break
             if passes:  # it was checked before this pass's edits, so a limit was hit while fixing
                 return _over_limit(display, text, fmt, options, ignored, _limit_reason(result), first)
             over = any(f.code == "PL003" for f in result.findings)

@@ -103,7 +103,10 @@ def _in_comment(document: Document, edit: Edit) -> bool:
     line_start = max(text.rfind("\n", 0, edit.start), text.rfind("\r", 0, edit.start)) + 1
     ends = [end for end in (text.find("\n", edit.start), text.find("\r", edit.start)) if end != -1]
     line_end = min(ends) if ends else len(text)
-    if edit.end > line_end + 1 or "\n" in edit.replacement or "\r" in edit.replacement or "#" in edit.replacement:
+    # The edit may take the line's ending with it (a whole directive line removed): one character, or two
+    # for a CRLF.
+    ending = 2 if text.startswith("\r\n", line_end) else 1
+    if edit.end > line_end + ending or "\n" in edit.replacement or "\r" in edit.replacement or "#" in edit.replacement:
         return False
     line = text[line_start:line_end]
     for _number, column, _comment in hash_comments(line):
