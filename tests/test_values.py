@@ -313,7 +313,7 @@ def test_click_options_and_hf_dataclass_fields_read_launch_lines(tmp_path: Path)
 
 
 def test_the_shell_loader_keeps_every_option_given_to_the_script() -> None:
-    from precisionlint.model import UNRESOLVED
+    from precisionlint.core.model import UNRESOLVED
     from precisionlint.sources import Limits
     from precisionlint.sources.shell_source import load
 
@@ -338,7 +338,7 @@ def test_a_cached_result_follows_an_edited_launch_line(tmp_path: Path) -> None:
     launcher.write_text("python train.py --precision bf16-mixed\n")
     for path in tmp_path.iterdir():
         os.utime(path, ns=(1_600_000_000_123_456_789,) * 2)
-    time.sleep(0.5)  # settled (precisionlint.cache.settled): the cache keeps the results
+    time.sleep(0.5)  # settled (precisionlint.run.cache.settled): the cache keeps the results
     command = [sys.executable, "-m", "precisionlint", "check", "--select", "PL101", "--output-format", "json", "."]
     first = subprocess.run(command, capture_output=True, text=True, cwd=tmp_path)
     assert (first.returncode, json.loads(first.stdout)) == (0, []), first.stderr

@@ -27,7 +27,7 @@ import re
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from precisionlint.model import UNRESOLVED, Span
+from precisionlint.core.model import UNRESOLVED, Span
 
 if TYPE_CHECKING:
     from precisionlint.checks import CheckContext

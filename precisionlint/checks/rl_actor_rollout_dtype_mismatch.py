@@ -78,7 +78,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from precisionlint.checks import CheckContext
-from precisionlint.model import SAME_FILE, Finding, Related, Severity
+from precisionlint.core.model import SAME_FILE, Finding, Related, Severity
 
 CODE = "PL109"
 NAME = "rl-actor-rollout-dtype-mismatch"

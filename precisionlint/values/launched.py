@@ -73,7 +73,7 @@ def argparse_interpreter(finder: Finder, call: Any) -> Interpret:
     """How argparse reads what follows one of the option's words on a command line."""
     import ast
 
-    from precisionlint.model import UNRESOLVED
+    from precisionlint.core.model import UNRESOLVED
 
     keywords = {k.arg: k.value for k in call.keywords if k.arg is not None}
     action = keywords.get("action")
@@ -112,7 +112,7 @@ def click_interpreter(decorator: Any) -> Interpret:
     (converted when `type=int|float`)."""
     import ast
 
-    from precisionlint.model import UNRESOLVED
+    from precisionlint.core.model import UNRESOLVED
 
     keywords = {k.arg: k.value for k in decorator.keywords if k.arg is not None}
     flag = keywords.get("is_flag")
@@ -144,7 +144,7 @@ _FALSE = frozenset({"no", "false", "f", "n", "0"})
 def field_interpreter(default: object) -> Interpret:
     """How HfArgumentParser reads a dataclass field's option: a boolean field with `string_to_bool` (the flag
     alone means True), a string or number field by the type of its default (transformers/hf_argparser.py)."""
-    from precisionlint.model import UNRESOLVED
+    from precisionlint.core.model import UNRESOLVED
 
     def interpret(raw: object) -> object:
         if isinstance(default, bool):
