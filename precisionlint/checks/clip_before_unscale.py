@@ -2,14 +2,21 @@
 Finds gradient clipping (`torch.nn.utils.clip_grad_norm_`, `clip_grad_value_`, an FSDP module's
 `clip_grad_norm_`) that runs after `scaler.scale(loss).backward()` and before `scaler.step(...)` with no
 `scaler.unscale_(optimizer)` in between, on some path through the function. Clipping in a branch where the
-scaler is known to be off is not reported. `accelerator.clip_grad_norm_` and Lightning's clipping unscale first
-and are never reported.
+scaler is known to be off is not reported. `accelerator.clip_grad_norm_` and Lightning's clipping in automatic
+optimization (`Trainer(gradient_clip_val=...)`) unscale first and are never reported.
 
 Also a plain torch clip after a framework's own scaled backward, in the same function: `accelerator.backward(loss)`
 of an `Accelerator(mixed_precision="fp16")`, or `fabric.backward(loss)` of a `Fabric(precision="16-mixed")`, with
 the precision written at that object's construction (an error) or reaching it as an option's default or one arm
 of a conditional (a warning). A file that calls `unscale_gradients` or names DeepSpeed (which scales and clips by
 itself) is not reported.
+
+Also Lightning's manual optimization: `self.manual_backward(loss)` in a LightningModule, then a plain torch clip
+or Lightning's own `self.clip_gradients(opt, ...)` in the same method, where a `Trainer(precision="16-mixed")`
+(or `16`) of the same file trains it. Lightning's AMP plugin scales the loss in `manual_backward` and unscales the
+gradients only inside `opt.step()`, after the closure and right before the `on_before_optimizer_step` hook; its
+`clip_gradients` does not unscale (Lightning-AI/pytorch-lightning#18089, open). Clip in that hook instead. A
+file that calls `unscale_` anywhere is not reported.
 
 ## Why is this bad?
 After `scaler.scale(loss).backward()` every gradient is multiplied by the loss scale (65536 at the start). The
@@ -55,6 +62,13 @@ and the optimizer's step unscales after the clip. Fabric's `backward` scales the
   `self.scaler.scale(loss).backward(**kwargs)` (line 2846); `unscale_gradients` (line 2911) calls
   `self.scaler.unscale_(opt)`; `clip_grad_norm_` (line 2946) calls `self.unscale_gradients()` before
   `torch.nn.utils.clip_grad_norm_` (line 3006), as `clip_grad_value_` does (line 3033)
+- Lightning 2.6, `src/lightning/pytorch/plugins/precision/amp.py`: `pre_backward` scales the loss
+  (`self.scaler.scale(tensor)`); `optimizer_step` runs the closure, then `self.scaler.unscale_(optimizer)`, then
+  `_after_closure` (the `on_before_optimizer_step` hooks), then `self.scaler.step`; `clip_gradients` only checks
+  for fused optimizers before clipping. `plugins/precision/precision.py`: `_clip_gradients` returns at once in
+  manual optimization. `core/hooks.py`: `on_after_backward` "If using native AMP, the gradients will not be
+  unscaled at this point. Use the `on_before_optimizer_step` if you need the unscaled gradients."
+  https://github.com/Lightning-AI/pytorch-lightning/issues/18089
 - Lightning 2.6, `src/lightning/fabric/plugins/precision/amp.py`: `backward` scales the tensor with the scaler
   (lines 75-78); `src/lightning/fabric/strategies/strategy.py`: `clip_gradients_norm` and `clip_gradients_value`
   call `self.precision.unscale_gradients(optimizer)` first (lines 384, 392)
@@ -84,6 +98,7 @@ FIXABLE = True
 def check(ctx: CheckContext) -> Iterator[Finding]:
     model = ctx.script
     yield from _framework_scaled(ctx, model)
+    yield from _manual_backward(ctx, model)
     for clip in model.events_of("clip"):
         pending = sorted(k for k in clip.pending_unscale if model.scalers[k].enabled is not False)
         if not pending or _other_scaler_unscaled(model, clip):
@@ -209,6 +224,59 @@ def _framework_scaled(ctx: CheckContext, model: ScriptModel) -> Iterator[Finding
                 related=(Related(SAME_FILE, backward.span, "the framework's scaled backward"),),
             )
             break
+
+
+_LIGHTNING_FP16 = (16, "16", "16-mixed")
+
+
+def _manual_backward(ctx: CheckContext, model: ScriptModel) -> Iterator[Finding]:
+    """`self.manual_backward(loss)` in a LightningModule trained by a `Trainer(precision="16-mixed")` of the same
+    file, then a clip in the same method before the optimizer steps: a plain torch clip or Lightning's own
+    `self.clip_gradients(...)`. Lightning's AMP plugin scales the loss in `manual_backward` and unscales only inside
+    the optimizer's step, after this clip (lightning/pytorch/plugins/precision/amp.py)."""
+    backwards = [e for e in model.events_of("framework_backward")
+                 if isinstance(e.node.func, ast.Attribute) and e.node.func.attr == "manual_backward"
+                 and isinstance(e.node.func.value, ast.Name) and e.node.func.value.id == "self"]
+    if not backwards:
+        return
+    text = ctx.document.text
+    if "unscale_" in text or "deepspeed" in text.lower():
+        return  # unscaled by hand, or DeepSpeed scales and clips by itself
+    trainers = [s for s in ctx.judged_settings if s.framework == "lightning" and s.name == "precision"
+                and s.key_path[:1] == ("Trainer",) and not isinstance(s.value, bool)]
+    setting = next((s for s in trainers if s.value in _LIGHTNING_FP16), None)
+    if setting is None or any(s.value not in _LIGHTNING_FP16 and s.origin is None for s in trainers):
+        return  # no float16 Trainer here, or another Trainer of this file that may be the one training it
+    where = (f"precision={setting.value!r} at line {setting.span.line}" if setting.origin is None
+             else f"precision={setting.value!r} on some paths: {setting.origin.note()}")
+    for backward in backwards:
+        clips = [(e.span, e.node) for e in model.events_of("clip")
+                 if e.scope is backward.scope and e.order > backward.order]
+        clips += [(model.positions.span(call), call) for call in _own_clips(backward)]
+        for span, _ in sorted(clips, key=lambda c: c[0])[:1]:
+            yield ctx.report(
+                span,
+                f"gradients are clipped while still multiplied by the loss scale: `self.manual_backward` scaled "
+                f"the loss for float16 (the Trainer's {where}), and Lightning unscales the gradients only inside "
+                "the optimizer's step, after this clip; they end up clipped to max_norm / scale, far too small. "
+                "Clip in the LightningModule's `on_before_optimizer_step(self, optimizer)` hook, which Lightning "
+                "calls after unscaling, or train with precision='bf16-mixed'",
+                severity=Severity.ERROR if setting.origin is None else Severity.WARNING,
+                related=(Related(SAME_FILE, backward.span, "the scaled backward"),),
+            )
+
+
+def _own_clips(backward: Event) -> list[ast.Call]:
+    """`self.clip_gradients(...)` written after the backward in the same method (Lightning's clip, which does not
+    unscale in manual optimization under a Trainer)."""
+    found = []
+    start = (backward.node.lineno, backward.node.col_offset)
+    for node in ast.walk(backward.scope.node):
+        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "clip_gradients"
+                and isinstance(node.func.value, ast.Name) and node.func.value.id == "self"
+                and (node.lineno, node.col_offset) > start):
+            found.append(node)
+    return found
 
 
 def _constructors(model: ScriptModel, receiver: ast.expr, scope: object, prefix: str, framework: str) -> set[str]:

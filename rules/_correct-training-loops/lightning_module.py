@@ -15,9 +15,12 @@ class GAN(L.LightningModule):
         with torch.autocast("cuda"):
             loss = self.generator(batch).pow(2).mean()
         self.manual_backward(loss)
-        self.clip_gradients(opt, gradient_clip_val=1.0)
         opt.step()
         opt.zero_grad()
+
+    def on_before_optimizer_step(self, optimizer):
+        # the gradients are unscaled here (inside opt.step()), not right after manual_backward
+        self.clip_gradients(optimizer, gradient_clip_val=1.0)
 
     def configure_optimizers(self):
         return torch.optim.Adam(self.parameters(), lr=2e-4)
