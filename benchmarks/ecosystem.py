@@ -145,11 +145,14 @@ def reached_kind(finding: dict) -> str | None:
     from precisionlint.values.candidate import WHERE
 
     related = finding.get("related") or []
-    if any(str(r.get("message", "")) == SCALED_BY_FRAMEWORK for r in related):
-        return "framework backward"  # clip-before-unscale after accelerator.backward / fabric.backward
-    if not any(str(r.get("message", "")).startswith(READ_BY) for r in related):
-        return None
     message = str(finding.get("message", ""))
+    if any(str(r.get("message", "")) == SCALED_BY_FRAMEWORK for r in related):
+        return "framework backward"  # clip-before-unscale after accelerator/fabric.backward, manual_backward
+    if SCALER_OFF in message:
+        return "scaler off on a path"  # missing-grad-scaler where a GradScaler is None or disabled
+    written_elsewhere = any(str(r.get("message", "")).startswith(WRITTEN_IN) for r in related)
+    if not written_elsewhere and not any(str(r.get("message", "")).startswith(READ_BY) for r in related):
+        return None
     for kind, where in WHERE.items():
         if f"({where}" in message:
             return kind
@@ -157,6 +160,8 @@ def reached_kind(finding: dict) -> str | None:
 
 
 READ_BY = "read by `"  # how precisionlint.values.settings names the framework call that reads a reached value
+WRITTEN_IN = "the value "  # ... and the place in another file (a launch line, a config key) where it is written
+SCALER_OFF = "backpropagated without a GradScaler on the path where"  # missing-grad-scaler, per path
 SCALED_BY_FRAMEWORK = "the framework's scaled backward"  # clip-before-unscale's related location
 
 

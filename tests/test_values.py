@@ -176,6 +176,9 @@ def test_the_ecosystem_report_counts_findings_reached_through_a_value(tmp_path: 
             accelerator.backward(batch)
             torch.nn.utils.clip_grad_norm_([], 1.0)
         """))
+    (repo / "pyproject.toml").write_text("[project]\nname = 'repo'\n")
+    # every launch line passes --precision: the default gives way to the launched value, which Lightning refuses
+    (repo / "run.sh").write_text("python train.py --precision fp16\n")
     wrapper = tmp_path / "precisionlint"
     wrapper.write_text(f'#!/bin/sh\nPYTHONPATH="{root}" exec "{sys.executable}" -m precisionlint "$@"\n')
     wrapper.chmod(0o755)
@@ -183,7 +186,7 @@ def test_the_ecosystem_report_counts_findings_reached_through_a_value(tmp_path: 
                              "--precisionlint", str(wrapper), "--no-cache"], capture_output=True, text=True)
     assert result.returncode == 0, result.stdout + result.stderr
     counts = result.stdout.split("Findings reached through a value (2), by kind:")[1].split("\n\n")[0]
-    assert sorted(line.split()[0] for line in counts.strip().splitlines()) == ["argparse", "framework"]
+    assert sorted(line.split()[0] for line in counts.strip().splitlines()) == ["framework", "launch"]
 
 
 def test_a_config_reader_hands_in_the_key_of_a_loaded_file() -> None:

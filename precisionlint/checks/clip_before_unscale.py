@@ -262,7 +262,7 @@ def _manual_backward(ctx: CheckContext, model: ScriptModel) -> Iterator[Finding]
                 "Clip in the LightningModule's `on_before_optimizer_step(self, optimizer)` hook, which Lightning "
                 "calls after unscaling, or train with precision='bf16-mixed'",
                 severity=Severity.ERROR if setting.origin is None else Severity.WARNING,
-                related=(Related(SAME_FILE, backward.span, "the scaled backward"),),
+                related=(Related(SAME_FILE, backward.span, "the framework's scaled backward"),),
             )
 
 
