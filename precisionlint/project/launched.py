@@ -7,11 +7,10 @@ that every launch line overrides is not the value the script runs with, and the 
 are.
 
 The launch lines are read with the shell loader (sources/shell_source.py, never executed). A script path is
-resolved as the project resolves a path a file names: from the shell script's folder, then the folders up to the
-project root, then the working directory. A script path with a shell variable (`$SCRIPT`) starts no script we can
-name. Only the shell scripts of the project are read: a README's command line, a notebook cell or a job file of
-another format may launch the script too, so a reader must treat "every launch line" as "every launch line of the
-project's shell scripts".
+resolved from the shell script's folder, then from the project root (where launch scripts are usually run); one
+with a shell variable (`$SCRIPT`) starts no script we can name. Only the shell scripts of the project are read:
+a README's command line, a notebook cell or a job file of another format may launch the script too, so a reader
+must treat "every launch line" as "every launch line of the project's shell scripts".
 """
 
 from __future__ import annotations
@@ -78,10 +77,25 @@ def _index(project: Project) -> dict[str, list[LaunchLine]]:
         for launch in document.tree or []:
             if launch.script is None:
                 continue
-            script = project.resolve(path, launch.script)
+            script = _resolve(project.root, path, launch.script)
             if script is not None:
                 found.setdefault(os.path.realpath(script), []).append(LaunchLine(shown, launch))
     return found
+
+
+def _resolve(root: str, shell: str, literal: str) -> str | None:
+    """The script a launch line names: from the shell script's folder, else from the project root (where a
+    launch script is usually run from). Not from the folders of whichever script asked first: the index is one
+    per project."""
+    if not literal or len(literal) > 4096 or "\x00" in literal:
+        return None
+    if os.path.isabs(literal):
+        return literal if os.path.isfile(literal) else None
+    for folder in (os.path.dirname(os.path.abspath(shell)), os.path.abspath(root)):
+        path = os.path.normpath(os.path.join(folder, literal))
+        if os.path.isfile(path):
+            return path
+    return None
 
 
 def _shell_files(root: str) -> list[str]:
