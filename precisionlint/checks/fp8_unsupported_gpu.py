@@ -45,6 +45,14 @@ and, since Transformer Engine 2.6, "MXFP8 (for all gemm layouts) is not supporte
 "torch._scaled_mm is only supported on CUDA devices with compute capability >= 9.0 or 8.9, or ROCm MI300+"
 (aten/src/ATen/native/cuda/Blas.cpp). Each fails the run when training starts, on the booked machine.
 
+axolotl asks more of `fp8: true` than the hardware does: since 0.13.1 its config validation refuses it below
+compute capability 9.0 ("fp8 requested, but fp8 is not supported on this GPU"; `compute_supports_fp8` in
+src/axolotl/cli/config.py returns `compute_capability >= (9, 0)`, added by axolotl#3324), so an L4, L40S or RTX
+4090 is refused too, although torchao's float8 runs there. Where the project's pins keep axolotl below 0.13.1,
+the 8.9 of the hardware applies. (`fp8: true` beside `bf16: true` is not a conflict: axolotl sets Accelerate's
+mixed precision to fp8 whenever `fp8` is set, `ACCELERATE_MIXED_PRECISION` in src/axolotl/utils/trainer.py, and
+the bf16 weights are what torchao converts.)
+
 All of this is about the target GPUs. Habana Gaudi, TPUs and Apple silicon have their own precision
 support (Gaudi and TPUs compute natively in bf16), so for a file written for one of them the finding would be
 false, which is why such files are left alone.
@@ -97,31 +105,56 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
 
     if ctx.document.format == "python":
         yield from _recipes(ctx)
-    lacking = [g for g in targets(ctx) if not g.fp8]
-    if not lacking:
-        return
-    where = names(lacking)
-    bf16 = all(g.bf16 for g in lacking)
+    gpus = targets(ctx)
+    without_fp8 = [g for g in gpus if not g.fp8]
+    if not without_fp8 and all((g.compute_capability or (99, 0)) >= (9, 0) for g in gpus):
+        return  # every target runs FP8, and axolotl's 9.0 check too
+    axolotl_floor = None
     in_tests = is_test_code(ctx.document.path)
     for setting, mode in precision_settings(ctx, reached=True):
         if mode.dtype != "fp8":
             continue
+        lacking = without_fp8
+        if setting.framework == "axolotl":
+            axolotl_floor = axolotl_floor or _axolotl_fp8_floor(ctx)
+            if axolotl_floor == (9, 0):
+                # axolotl's own check: below 9.0 it refuses fp8, FP8 tensor cores or not (Ada, cc 8.9)
+                lacking = [g for g in gpus if not g.fp8 or (g.compute_capability or (99, 0)) < (9, 0)]
+        if not lacking:
+            continue
         severity = None
+        needs = "without FP8 tensor cores (needs compute capability 8.9+)"
+        bf16 = all(g.bf16 for g in lacking)
         if setting.framework == "accelerate":
             effect = "Accelerate warns and falls back to fp16 mixed precision"
             severity = Severity.WARNING  # the run goes on, in another precision than the config says
         elif setting.framework in ("lightning", "composer"):
             effect = "Transformer Engine refuses to run FP8 there"
+        elif setting.framework == "axolotl" and axolotl_floor == (9, 0):
+            needs = "below compute capability 9.0"
+            effect = ("axolotl 0.13.1 and newer refuse `fp8: true` there when the config is validated (\"fp8 "
+                      "requested, but fp8 is not supported on this GPU\": compute_supports_fp8 in "
+                      "src/axolotl/cli/config.py asks for 9.0+)")
+            if any(g.fp8 for g in lacking):
+                effect += ", even on Ada GPUs, whose FP8 tensor cores torchao could use"
         else:
             effect = "FP8 matmuls need FP8 tensor cores"
         suggested = instead(setting, "bf16" if bf16 else "fp16")
         yield ctx.report(
             setting.span,
-            f"FP8 ({framework_label(setting)} {shown(setting)}) on {where}, without FP8 tensor cores (needs "
-            f"compute capability 8.9+): {effect}; use {suggested}",
+            f"FP8 ({framework_label(setting)} {shown(setting)}) on {names(lacking)}, {needs}: {effect}; use "
+            f"{suggested}",
             severity=Severity.INFO if in_tests else severity,
             origin=setting.origin,
         )
+
+
+def _axolotl_fp8_floor(ctx: CheckContext) -> tuple[int, int]:
+    """The compute capability axolotl asks of `fp8: true`: 9.0 from 0.13.1 (axolotl#3324 added the check), 8.9
+    (torchao's float8 matmuls) where the pins keep axolotl older. A project that declares no axolotl installs
+    the newest, which checks."""
+    declared = ctx.project.version("axolotl")
+    return (8, 9) if declared is not None and declared.all_below((0, 13, 1)) else (9, 0)
 
 
 def _recipes(ctx: CheckContext) -> Iterator[Finding]:
