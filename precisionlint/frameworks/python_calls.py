@@ -64,7 +64,10 @@ def may_call_a_framework(text: str) -> bool:
 # this test spares those files the tree walk (pytorch-lightning: 123 files name a framework call, 93 pass a
 # keyword; diffusers: 430 and 103).
 _SETTING_KEYWORDS = tuple(sorted({key for call in CALLS for key in call.keywords}))
-_AFTER_KEYWORD = re.compile(r"(?:\s|\\|#[^\n]*)*=")  # what may stand between a keyword and its `=`
+# What may stand between a keyword and its `=`. A comment runs to the end of its line (the lookahead): otherwise a
+# banner of `#` after a keyword could be split into comments in 2**n ways before the match fails (Show-o's
+# training/train.py took minutes).
+_AFTER_KEYWORD = re.compile(r"(?:\s|\\|#[^\n]*(?![^\n]))*=")
 _POSITIONAL_CALLS = tuple(name for call in CALLS if call.positional for name in call.names)
 
 
