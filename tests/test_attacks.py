@@ -555,3 +555,65 @@ def test_a_safe_fix_in_the_json_output_is_applied_by_fix(tmp_path: Path, name: s
     assert done.returncode == 0, done.stdout
     assert "Fixed 1 finding." in done.stdout
     assert (tmp_path / name).read_bytes() == text.encode()
+
+
+# --- 15: a memory limit (ulimit -v) is one line or a finding, never a traceback ----------------------------------
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="RLIMIT_AS as Linux enforces it")
+def test_running_out_of_memory_is_one_line_or_a_finding_never_a_traceback(tmp_path: Path) -> None:
+    """The real CLI under a memory limit (RLIMIT_AS, as `ulimit -v` sets it). Where the limit is met depends on
+    the machine, so limits are tried from 10 MB up in steps of 2 MB until a run has room, then the band
+    between the first limit that reached precisionlint's code and the first with room again in steps of 1 MB,
+    and every one must end well. The limit is met while the run's modules are imported (a MemoryError
+    traceback and exit 1; a SystemError or ValueError from CPython's compiler; an ImportError from a shared
+    library that cannot be mapped), while a file is analysed (one per-file finding, not one per rule and not
+    an internal error with exit 2 and nothing said), or not at all. Limits at which Python itself cannot start
+    our code (the dynamic loader, its own start-up, runpy) are not ours to report and are passed over."""
+    import resource
+    import shutil
+
+    root = Path(__file__).resolve().parent.parent
+    shutil.copytree(root / "examples" / "project", tmp_path / "project")
+    whole = check(".", cwd=tmp_path)
+    assert whole.returncode == 1, whole.stderr
+    seen = {"one line": 0, "finding": 0, "whole": 0}
+
+    def run_under(kilobytes: int) -> str:
+        def limit_memory() -> None:
+            resource.setrlimit(resource.RLIMIT_AS, (kilobytes << 10, kilobytes << 10))
+
+        done = check(".", cwd=tmp_path, preexec_fn=limit_memory)
+        ours = re.search(r'precisionlint[/\\][\w/\\]+\.py", line \d+', done.stderr)
+        if done.returncode == 127 or done.stderr.startswith("Fatal Python error") or (
+                "Traceback" in done.stderr and not ours):
+            return "not ours"  # the loader or the interpreter failed before any code of precisionlint ran
+        assert "Traceback" not in done.stderr and "MemoryError" not in done.stderr, (kilobytes, done.stderr)
+        if done.returncode == 2:
+            assert done.stderr.startswith("precisionlint: error: out of memory: "), (kilobytes, done.stderr)
+            assert len(done.stderr.splitlines()) == 1, (kilobytes, done.stderr)
+            kind = "one line"
+        else:
+            assert done.returncode == 1, (kilobytes, done.returncode, done.stderr)
+            assert "internal error" not in done.stdout + done.stderr, (kilobytes, done.stdout)
+            lines = [line for line in done.stdout.splitlines() if "ran out of memory" in line]
+            assert len(lines) <= len({line.split(":")[0] for line in lines}), lines  # one per file at most
+            assert all(": PL003 [error] ran out of memory" in line for line in lines), lines
+            kind = "finding" if lines else "whole"
+            if not lines:
+                assert done.stdout == whole.stdout, kilobytes
+        seen[kind] += 1
+        return kind
+
+    band: list[int] = []
+    for megabytes in range(10, 200, 2):
+        kind = run_under(megabytes << 10)
+        if kind != "not ours" and not band:
+            band.append(megabytes << 10)
+        if kind == "whole":
+            band.append(megabytes << 10)
+            break  # the limits above are as roomy
+    step = int(os.environ.get("PRECISIONLINT_MEMORY_STEP_KB", "1024"))  # 128 for a long run before a release
+    for kilobytes in range(band[0] + step, band[-1], step):
+        run_under(kilobytes)
+    assert seen["one line"] and seen["whole"], seen

@@ -285,17 +285,21 @@ def error(message: str) -> None:
     write_error(f"precisionlint: error: {message}\n")
 
 
+OUT_OF_MEMORY = ("precisionlint: error: out of memory: this run needs more memory than the process may use (a "
+                 "memory limit such as `ulimit -v`?); check fewer files at a time or allow more memory\n")
+
+
 def internal_error(exc: BaseException) -> None:
     """A bug: one clear line (the traceback on request) instead of a traceback."""
     if os.environ.get("PRECISIONLINT_DEBUG"):
         import traceback
 
         traceback.print_exc()
+    from precisionlint.core.memory import ran_out_of_memory
     from precisionlint.core.streams import write_error
 
-    if isinstance(exc, MemoryError):  # a memory limit (ulimit -v, a container's), not a bug
-        write_error("precisionlint: error: out of memory: this run needs more memory than the process may use "
-                    "(a memory limit such as `ulimit -v`?); check fewer files at a time or allow more memory\n")
+    if ran_out_of_memory(exc):  # a memory limit (ulimit -v, a container's), not a bug
+        write_error(OUT_OF_MEMORY)
         return
     detail = " ".join(str(exc).split())[:300]
     write_error(

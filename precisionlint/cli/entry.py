@@ -3,13 +3,14 @@ why and how); everything else, and anything the fast path does not fully underst
 
 from __future__ import annotations
 
+import os
 import signal  # at import, not in main(): a signal that lands while main() imports it would print a traceback
 import sys
 
+from precisionlint.core.memory import ran_out_of_memory  # at import: importing it when memory runs out may fail
+
 
 def _stop_quietly(signum: int, frame: object) -> None:
-    import os
-
     os.write(2, b"precisionlint: error: interrupted\n" if signum == 2 else b"precisionlint: error: terminated\n")
     os._exit(128 + signum)
 
@@ -27,7 +28,27 @@ def _quiet_until_installed() -> None:
             pass
 
 
+# Made before any memory runs out: saying so then must not need any (check_command.OUT_OF_MEMORY's words).
+_OUT_OF_MEMORY = (b"precisionlint: error: out of memory: this run needs more memory than the process may use (a "
+                  b"memory limit such as `ulimit -v`?); check fewer files at a time or allow more memory\n")
+
+
 def main() -> None:
+    """The console script: a memory limit met anywhere, also while importing the modules of a run (where it
+    need not come as a MemoryError: precisionlint.core.memory), is one line and exit code 2, never a traceback
+    (the runs report it themselves where they can: check_command.internal_error)."""
+    try:
+        _main()
+    except Exception as exc:
+        if not ran_out_of_memory(exc):
+            raise
+        try:
+            os.write(2, _OUT_OF_MEMORY)
+        finally:
+            os._exit(2)
+
+
+def _main() -> None:
     _quiet_until_installed()
     argv = sys.argv[1:]
     if argv[:1] == ["check"]:

@@ -27,6 +27,7 @@ from typing import Any, NamedTuple, Protocol
 from precisionlint.checks import CheckContext, Rule
 from precisionlint.checks._meta import INTERNAL_ERROR, IO_ERROR, LIMIT_EXCEEDED, NEWER_SYNTAX, PARSE_ERROR
 from precisionlint.core.bounded_read import why_not_regular
+from precisionlint.core.memory import ran_out_of_memory
 from precisionlint.core.model import Document, Finding, Format, Span
 from precisionlint.sources import LimitError, Limits, NewerSyntaxError, NotCheckable, SourceError, load_document
 
@@ -664,11 +665,12 @@ def _check_bytes(display: str, data: bytes, fmt: Format, options: EngineOptions)
         return FileResult(
             display, [_engine_finding(LIMIT_EXCEEDED, display, "nesting too deep to analyse; not checked")]
         )
-    except ValueError as exc:
-        if _DIGITS_LIMIT in str(exc):
-            return _digits_limit(display)
-        return FileResult(display, [_internal(display, "loader", exc)], internal_error=True)
     except Exception as exc:  # a bug in a loader must not stop the run
+        if isinstance(exc, ValueError) and _DIGITS_LIMIT in str(exc):
+            return _digits_limit(display)
+        if ran_out_of_memory(exc):  # a memory limit on the process, not a bug
+            return FileResult(display, [_engine_finding(
+                LIMIT_EXCEEDED, display, f"ran out of memory while reading it {_MEMORY_LIMIT}; not checked")])
         return FileResult(display, [_internal(display, "loader", exc)], internal_error=True)
     if fmt in ("yaml", "json", "toml"):
         try:
@@ -721,6 +723,7 @@ def run_rules(document: Document, options: EngineOptions) -> FileResult:
     findings: list[Finding] = []
     internal = False
     too_deep: list[str] = []
+    out_of_memory: list[str] = []
     scripted = document.format == "python" and needs_script_model(document.text)
     gpus = tuple(options.gpus)
     for rule in options.rules:
@@ -741,13 +744,19 @@ def run_rules(document: Document, options: EngineOptions) -> FileResult:
         except RecursionError:
             too_deep.append(rule.name)
         except Exception as exc:  # a bug in one rule must not hide the others' findings
+            if ran_out_of_memory(exc):  # a memory limit on the process (ulimit -v), not a bug
+                out_of_memory.append(rule.name)
+                continue
             findings.append(_internal(document.path, rule.name, exc))
             internal = True
+    # One finding each, not one per rule: the script rules share one model, so they fail together.
     if too_deep:
-        # One finding, not one per rule: the script rules share one model, so they fail together.
-        named = ", ".join(too_deep[:3]) + (f" and {len(too_deep) - 3} more" if len(too_deep) > 3 else "")
         findings.append(_engine_finding(
-            LIMIT_EXCEEDED, document.path, f"nesting too deep to analyse; not checked by {named}"
+            LIMIT_EXCEEDED, document.path, f"nesting too deep to analyse; not checked by {_some(too_deep)}"
+        ))
+    if out_of_memory:
+        findings.append(_engine_finding(
+            LIMIT_EXCEEDED, document.path, f"ran out of memory {_MEMORY_LIMIT}; not checked by {_some(out_of_memory)}"
         ))
     try:
         from precisionlint.engine.suppress import Suppressions
@@ -756,8 +765,13 @@ def run_rules(document: Document, options: EngineOptions) -> FileResult:
     except RecursionError:
         pass  # unreadable directives: report every finding rather than none
     except Exception as exc:
-        findings.append(_internal(document.path, "suppressions", exc))
-        internal = True
+        if not ran_out_of_memory(exc):
+            findings.append(_internal(document.path, "suppressions", exc))
+            internal = True
+        elif not out_of_memory:  # one finding per file
+            findings.append(_engine_finding(LIMIT_EXCEEDED, document.path, (
+                f"ran out of memory {_MEMORY_LIMIT} while reading its suppression comments; its findings are "
+                "shown without them")))
     readers = document.__dict__.get("reader_related")
     if readers:  # a config value a script hands to a framework: the call that reads it, beside the finding
         findings = [f._replace(related=(*f.related, readers[f.span])) if f.span in readers else f
@@ -767,6 +781,10 @@ def run_rules(document: Document, options: EngineOptions) -> FileResult:
         findings = remap(findings)
     return FileResult(document.path, findings, document=document, internal_error=internal,
                       unread=_unread(document))
+
+
+def _some(names: list[str]) -> str:
+    return ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
 
 
 def _unread(document: Document) -> bool:
@@ -779,12 +797,11 @@ def _unread(document: Document) -> bool:
     return bool(unclaimed_keys(document))
 
 
+_MEMORY_LIMIT = "(a memory limit on the process, such as `ulimit -v`?)"
+
+
 def _internal(path: str, where: str, exc: BaseException) -> Finding:
     import traceback
-
-    if isinstance(exc, MemoryError):  # a memory limit on the process (ulimit -v), not a bug
-        return _engine_finding(LIMIT_EXCEEDED, path, f"ran out of memory in {where} (a memory limit on the "
-                               "process, such as `ulimit -v`?); not checked")
 
     frame = traceback.extract_tb(exc.__traceback__)[-1] if exc.__traceback__ else None
     location = f" at {os.path.basename(frame.filename)}:{frame.lineno}" if frame else ""
