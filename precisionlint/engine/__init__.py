@@ -165,8 +165,11 @@ def needs_script_model(text: str) -> bool:
     if "clip_grad" in probe and ".backward(" in probe and (
             "mixed_precision" in probe and "Accelerator(" in probe or "precision" in probe and "Fabric(" in probe):
         return True  # clip-before-unscale: a plain clip after a framework's scaled backward (accelerator.backward)
-    if "manual_backward" in probe and "clip_grad" in probe and "precision" in probe and "Trainer(" in probe:
-        return True  # clip-before-unscale: a clip after Lightning's manual_backward under a float16 Trainer
+    if ("self.manual_backward(" in probe and "clip_grad" in probe and "precision" in probe and "Trainer(" in probe
+            and "def manual_backward" not in probe):
+        # clip-before-unscale: a clip after Lightning's manual_backward under a float16 Trainer (not Lightning's
+        # own LightningModule, whose docstrings say all of it)
+        return True
     loads = "from_pretrained" in probe
     if not loads and not any(word in probe for word in HALF_CAST_WORDS):
         return False
