@@ -352,3 +352,30 @@ def test_a_cached_result_follows_an_edited_launch_line(tmp_path: Path) -> None:
     assert second.returncode == 1, second.stderr
     (finding,) = json.loads(second.stdout)
     assert (finding["path"], finding["line"], finding["related"][0]["path"]) == ("train.py", 6, "run.sh")
+
+
+def test_without_a_project_file_only_the_scripts_own_folder_is_read(tmp_path: Path) -> None:
+    """A folder of scripts with no project file or .git above it: its "project" reaches up to the file system's
+    root, which is not walked for launch lines; the script's own folder is."""
+    from precisionlint.core.model import Document
+    from precisionlint.engine import LAUNCH_LINES, launch_lines_of
+    from precisionlint.project import forget
+
+    forget()
+    folder = tmp_path / "loose"
+    folder.mkdir()
+    script = folder / "train.py"
+    script.write_text(textwrap.dedent(_ARGPARSE_SCRIPT))
+    (tmp_path / "outside.sh").write_text("python loose/train.py --precision bf16-mixed\n")
+    text = script.read_text()
+    document = Document(str(script), text, "python", tree=ast.parse(text))
+    assert launch_lines_of(document) == []
+    (folder / "run.sh").write_text("python train.py --precision 16-mixed\n")
+    forget()
+    document.__dict__[LAUNCH_LINES] = launch_lines_of
+    finder = document_finder(document)
+    assert finder is not None
+    call = next(n for n in ast.walk(document.tree) if isinstance(n, ast.Call) and n.lineno == 6 and n.keywords)
+    found = finder.candidates(call.keywords[-1].value, finder.scope_at(call))
+    forget()
+    assert [(c.value, c.kind) for c in found.items] == [("16-mixed", "launch flag")]

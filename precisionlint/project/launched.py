@@ -8,7 +8,9 @@ are.
 
 The launch lines are read with the shell loader (sources/shell_source.py, never executed). A script path is
 resolved from the shell script's folder, then from the project root (where launch scripts are usually run); one
-with a shell variable (`$SCRIPT`) starts no script we can name. Only the shell scripts of the project are read:
+with a shell variable (`$SCRIPT`) starts no script we can name. The shell scripts read are those under the
+project's root where a project file or `.git` marks it, else those under the script's own folder (at most 2,000
+scripts in 5,000 folders). Only they are read:
 a README's command line, a notebook cell or a job file of another format may launch the script too, so a reader
 must treat "every launch line" as "every launch line of the project's shell scripts".
 """
@@ -25,6 +27,7 @@ if TYPE_CHECKING:
 _SHELL_SUFFIXES = (".sh", ".bash")
 _MAX_SHELL_FILES = 2000
 _MAX_SHELL_BYTES = 1_000_000
+_MAX_FOLDERS = 5000  # folders listed per project: a tree of other files (a data set) is not walked to its end
 _SKIPPED_FOLDERS = frozenset({".git", ".hg", ".svn", "node_modules", "__pycache__", "site-packages", ".tox",
                               ".nox", ".eggs", ".mypy_cache", ".ruff_cache", ".pytest_cache", "tests", "test"})
 
@@ -42,10 +45,21 @@ _INDEXES: dict[str, dict[str, list[LaunchLine]]] = {}
 
 def launch_lines(project: Project, script_path: str) -> list[LaunchLine]:
     """The launch lines of the project's shell scripts that start the script at `script_path` (on disk)."""
-    index = _INDEXES.get(project.root)
+    root = _walk_root(project, script_path)
+    index = _INDEXES.get(root)
     if index is None:
-        index = _INDEXES[project.root] = _index(project)
+        index = _INDEXES[root] = _index(root)
     return index.get(os.path.realpath(script_path), [])
+
+
+def _walk_root(project: Project, script_path: str) -> str:
+    """The folder whose shell scripts are read: the project's root where a project file or `.git` marks it; else
+    (a folder of scripts with no such mark, whose "project" reaches up to the file system's root) the script's
+    own folder."""
+    chain = project.chain
+    if chain and chain[-1].boundary:
+        return os.path.abspath(project.root)
+    return os.path.dirname(os.path.abspath(script_path))
 
 
 def forget() -> None:
@@ -53,14 +67,14 @@ def forget() -> None:
     _INDEXES.clear()
 
 
-def _index(project: Project) -> dict[str, list[LaunchLine]]:
+def _index(root: str) -> dict[str, list[LaunchLine]]:
     from precisionlint.project import display_path
     from precisionlint.project.pins import read_text
     from precisionlint.sources import Limits
     from precisionlint.sources.shell_source import load
 
     found: dict[str, list[LaunchLine]] = {}
-    for path in _shell_files(project.root):
+    for path in _shell_files(root):
         try:
             if os.path.getsize(path) > _MAX_SHELL_BYTES:
                 continue
@@ -77,7 +91,7 @@ def _index(project: Project) -> dict[str, list[LaunchLine]]:
         for launch in document.tree or []:
             if launch.script is None:
                 continue
-            script = _resolve(project.root, path, launch.script)
+            script = _resolve(root, path, launch.script)
             if script is not None:
                 found.setdefault(os.path.realpath(script), []).append(LaunchLine(shown, launch))
     return found
@@ -102,8 +116,10 @@ def _shell_files(root: str) -> list[str]:
     """The shell scripts under the project root, outside tests and folders that hold no project code."""
     found: list[str] = []
     pending = [root]
-    while pending and len(found) < _MAX_SHELL_FILES:
+    visited = 0
+    while pending and len(found) < _MAX_SHELL_FILES and visited < _MAX_FOLDERS:
         folder = pending.pop()
+        visited += 1
         try:
             with os.scandir(folder) as entries:
                 listing = sorted(entries, key=lambda entry: entry.name)
