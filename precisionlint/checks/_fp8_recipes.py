@@ -16,6 +16,7 @@ compute capability >= 9.0 or 8.9, or ROCm MI300+", aten/src/ATen/native/cuda/Bla
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, NamedTuple
 
@@ -52,6 +53,68 @@ RECIPES: dict[str, Recipe] = {
         "FP8 training", "torchao", (8, 9), None,
         "torch._scaled_mm is only supported on CUDA devices with compute capability >= 9.0 or 8.9, or ROCm MI300+"),
 }
+# Megatron-LM's launch flags and the Transformer Engine recipe each builds (megatron/core/fp8_utils.py
+# get_fp8_recipe, megatron/core/fp4_utils.py get_fp4_recipe): `--fp8-format e4m3|hybrid` turns FP8 on with
+# `--fp8-recipe` (default "delayed", TransformerConfig.fp8_recipe); `--fp4-format e2m1` turns FP4 on with
+# `--fp4-recipe` (default "nvfp4"). "custom" builds the user's own quantizer: not judged.
+MEGATRON_FP8_RECIPES = {"delayed": "DelayedScaling", "tensorwise": "Float8CurrentScaling",
+                        "blockwise": "Float8BlockScaling", "mxfp8": "MXFP8BlockScaling"}
+MEGATRON_FP4_RECIPES = {"nvfp4": "NVFP4BlockScaling"}
+_MEGATRON_FLAG = re.compile(r"--(fp8|fp4)[-_](format|recipe)(?:=|[ \t]+)(['\"]?)(?P<value>[^\s'\"\\)]+)")
+# Compound commands, counted where a command starts (a line's start, after `;`, `&`, `|`, `then`, `do`, `else`).
+_OPENS = re.compile(r"(?:^|[;&|]|\bthen\b|\bdo\b|\belse\b)\s*(?:if|case|while|until|for|select)\b")
+_CLOSES = re.compile(r"(?:^|[;&|]|\s)(?:fi|esac|done)\b")
+
+
+class Launched(NamedTuple):
+    flag: str  # "--fp8-recipe mxfp8", or "--fp8-format hybrid" (recipe: Megatron's default, delayed)
+    recipe: Recipe
+    start: int  # the value's offsets in the text
+    end: int
+
+
+def megatron_launch(text: str) -> Launched | None:
+    """The Transformer Engine recipe a Megatron-LM launch script asks for with its flags, wherever the script
+    writes them (on the command line or in an argument array). None when it asks for none, for several (a
+    script that picks by model or by a variable), when a flag's value is a shell expansion, or when the flags
+    are set under a condition (`if`/`case`, `&&`, `${VAR:+--fp8-format hybrid}`): chosen at run time."""
+    if "--fp8" not in text and "--fp4" not in text and "_fp8_" not in text and "_fp4_" not in text:
+        return None
+    if "pretrain_" not in text and "megatron" not in text.lower():
+        return None
+    found: dict[tuple[str, str], set[str]] = {}
+    where: dict[tuple[str, str], tuple[int, int]] = {}
+    depth = 0
+    offset = 0
+    for raw in text.splitlines(keepends=True):
+        line = raw.split("#", 1)[0] if not raw.lstrip().startswith("#") else ""
+        for match in _MEGATRON_FLAG.finditer(line):
+            key = (match.group(1), match.group(2))
+            value = match.group("value")
+            before = line[:match.start()]
+            inside = depth + len(_OPENS.findall(before)) - len(_CLOSES.findall(before))
+            conditional = inside > 0 or "&&" in before or "||" in before or \
+                before.rfind("${") > before.rfind("}")
+            if conditional or "$" in value or "{" in value:
+                return None
+            found.setdefault(key, set()).add(value)
+            where.setdefault(key, (offset + match.start("value"), offset + match.end("value")))
+        depth += len(_OPENS.findall(line)) - len(_CLOSES.findall(line))
+        depth = max(depth, 0)
+        offset += len(raw)
+    for kind, table, default in (("fp8", MEGATRON_FP8_RECIPES, "delayed"), ("fp4", MEGATRON_FP4_RECIPES, "nvfp4")):
+        formats, recipes = found.get((kind, "format")), found.get((kind, "recipe"), {default})
+        if not formats or len(formats) > 1 or len(recipes) > 1:
+            continue
+        (name,) = recipes
+        if name not in table:
+            return None  # "custom", or a recipe this table does not know
+        at = where.get((kind, "recipe")) or where[(kind, "format")]
+        shown = f"--{kind}-recipe {name}" if (kind, "recipe") in where else f"--{kind}-format {next(iter(formats))}"
+        return Launched(shown, RECIPES[table[name]], *at)
+    return None
+
+
 # The words a file must hold for the engine to parse it for these (engine.PYTHON_KEYWORDS holds them too).
 WORDS = ("DelayedScaling", "CurrentScaling", "BlockScaling", "Float8LinearConfig", "convert_to_float8_training")
 

@@ -182,7 +182,7 @@ ROWS: tuple[tuple[str, str, str, str, str, str, str, bool, bool, bool], ...] = (
         'ERROR',
         'FP8, MXFP8 or NVFP4 training on a GPU that cannot run it (FP8 needs compute capability 8.9+).',
         'settings',
-        'any-framework, torch',
+        'any-framework, torch, launchers',
         True,
         True,
         False,

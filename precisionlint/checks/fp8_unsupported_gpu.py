@@ -13,6 +13,15 @@ In a script it also reads the low-precision recipe built, against the compute ca
 | Transformer Engine `NVFP4BlockScaling()` | 10.0 and newer |
 | torchao `Float8LinearConfig`, `Float8LinearConfig.from_recipe_name`, `convert_to_float8_training` | 8.9 and newer |
 
+A Megatron-LM launch script (one that names `pretrain_*` or Megatron) is read for its flags wherever it writes
+them, on the command line or in an argument array: `--fp8-format e4m3|hybrid` with `--fp8-recipe` `delayed` (the
+default), `tensorwise`, `blockwise` or `mxfp8` builds Transformer Engine's `DelayedScaling`,
+`Float8CurrentScaling`, `Float8BlockScaling` or `MXFP8BlockScaling`, and `--fp4-format e2m1` (recipe `nvfp4`)
+builds `NVFP4BlockScaling` (`get_fp8_recipe` in megatron/core/fp8_utils.py, `get_fp4_recipe` in
+megatron/core/fp4_utils.py), each judged as in the table. Flags set under a condition (`if`, `case`, `&&`,
+`${VAR:+...}`), with a shell variable as value, or naming several recipes in one script are chosen at run time
+and not reported.
+
 A Transformer Engine class counts only in a file that names `transformer_engine`, torchao's only in one that
 names `torchao`. A recipe built under an `if` (Megatron-LM's `get_fp4_recipe` under `if config.fp4_recipe ==
 ...`, a script's `if args.mxfp8:`) or in a file that builds recipes of several formats (a helper that builds
@@ -95,7 +104,7 @@ NAME = "fp8-unsupported-gpu"
 SEVERITY = Severity.ERROR
 SUMMARY = "FP8, MXFP8 or NVFP4 training on a GPU that cannot run it (FP8 needs compute capability 8.9+)."
 TARGET = "settings"
-READS = "any-framework, torch"
+READS = "any-framework, torch, launchers"
 NEEDS_PROJECT = True  # reads the project around the file: pins, linked files or the accelerator it targets
 NEEDS_GPU = True
 
@@ -105,6 +114,8 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
 
     if ctx.document.format == "python":
         yield from _recipes(ctx)
+    elif ctx.document.format == "shell":
+        yield from _megatron_launch(ctx)
     gpus = targets(ctx)
     without_fp8 = [g for g in gpus if not g.fp8]
     if not without_fp8 and all((g.compute_capability or (99, 0)) >= (9, 0) for g in gpus):
@@ -155,6 +166,34 @@ def _axolotl_fp8_floor(ctx: CheckContext) -> tuple[int, int]:
     the newest, which checks."""
     declared = ctx.project.version("axolotl")
     return (8, 9) if declared is not None and declared.all_below((0, 13, 1)) else (9, 0)
+
+
+def _megatron_launch(ctx: CheckContext) -> Iterator[Finding]:
+    """A Megatron-LM launch script's `--fp8-format` / `--fp8-recipe` / `--fp4-format` against the target GPUs."""
+    from precisionlint.checks._fp8_recipes import megatron_launch, runs_on
+    from precisionlint.checks._gpu import names, targets
+
+    launched = megatron_launch(ctx.document.text)
+    if launched is None:
+        return
+    recipe = launched.recipe
+    lacking = [g for g in targets(ctx) if not runs_on(recipe, g)]
+    if not lacking:
+        return
+    needs = f"compute capability {recipe.lowest[0]}.{recipe.lowest[1]}+"
+    if recipe.below is not None:
+        needs = f"compute capability {recipe.lowest[0]}.x only (not {recipe.below[0]}.x),"
+    yield ctx.report(
+        ctx.document.span_of(launched.start, launched.end),
+        f"{recipe.label} (Megatron-LM `{launched.flag}`) on {names(lacking)}: Megatron-LM builds Transformer "
+        f"Engine's {_TE_CLASS.get(recipe.label, 'recipe')} for it, which runs on {needs} and refuses other GPUs "
+        f"when training starts (\"{recipe.refusal}\"); choose a recipe every target GPU runs, or --bf16",
+        severity=Severity.INFO if is_test_code(ctx.document.path) else None,
+    )
+
+
+_TE_CLASS = {"FP8 delayed scaling": "DelayedScaling", "FP8 current scaling": "Float8CurrentScaling",
+             "FP8 block scaling": "Float8BlockScaling", "MXFP8": "MXFP8BlockScaling", "NVFP4": "NVFP4BlockScaling"}
 
 
 def _recipes(ctx: CheckContext) -> Iterator[Finding]:

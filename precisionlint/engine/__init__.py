@@ -50,6 +50,7 @@ CONFIG_KEYWORDS: tuple[bytes, ...] = (
     b"_component_: torchtune.",  # a torchtune recipe's `dtype: half` names no precision word (PL101)
     b'"_component_": "torchtune.',
     b"deepspeed_config",  # a launcher's --deepspeed_config: read with the script it starts (PL404)
+    b"--fp4-",  # a Megatron-LM launch's --fp4-format / --fp4-recipe (PL304), which names no other word here
 )
 PYTHON_KEYWORDS: tuple[bytes, ...] = (
     b"autocast",
