@@ -152,6 +152,18 @@ ROWS: tuple[tuple[str, str, str, str, str, str, str, bool, bool, bool], ...] = (
         True,
     ),
     (
+        'float8_training_without_compile',
+        'PL217',
+        'float8-training-without-compile',
+        'INFO',
+        'torchao float8 training with no torch.compile: eager casts make it slower than bf16.',
+        'settings',
+        'torch',
+        False,
+        False,
+        False,
+    ),
+    (
         'fp16_on_bf16_capable_gpu',
         'PL301',
         'fp16-on-bf16-capable-gpu',
