@@ -29,7 +29,7 @@ What each trainer does:
   (verl/workers/rollout/vllm_rollout/vllm_rollout.py: `weight.to(PrecisionType.to_dtype(self.config.dtype))`, "model
   parameters are in fp32 full precision"); verl's own documentation says `rollout.dtype` "should be align with the
   actor model parameter type in FSDP/Megatron backend" (docs/examples/config.rst). The actor's autocast uses
-  `fsdp_config.dtype` (verl/workers/actor/ dp_actor.py: `PrecisionType.to_dtype(self.config.fsdp_config.get("dtype",
+  `fsdp_config.dtype` (verl/workers/actor/dp_actor.py: `PrecisionType.to_dtype(self.config.fsdp_config.get("dtype",
   "bfloat16"))`, with a ShardedGradScaler for float16, added in verl#4036 and released in 0.6.1); Megatron reads
   `megatron.dtype` (verl/workers/megatron_workers.py). Both default to bfloat16, as does `rollout.dtype`
   (verl/trainer/config/rollout/rollout.yaml).
