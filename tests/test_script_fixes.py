@@ -95,7 +95,7 @@ def _models() -> list:
     """Script models of real files: every Python rule case and this package's own script modules."""
     from pathlib import Path
 
-    from precisionlint.script.model import build_script_model
+    from precisionlint.script.build import build_script_model
     from precisionlint.sources import load_document
 
     root = Path(__file__).resolve().parent.parent
@@ -195,8 +195,8 @@ def test_parses_after_agrees_on_every_position_of_a_tricky_file() -> None:
     import ast
 
     from precisionlint.core.model import Edit
+    from precisionlint.script.build import build_script_model
     from precisionlint.script.fixes import apply_edits, parses_after
-    from precisionlint.script.model import build_script_model
     from precisionlint.sources import load_document
 
     model = build_script_model(load_document("tricky.py", _TRICKY, "python"))

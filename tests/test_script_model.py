@@ -8,7 +8,8 @@ import textwrap
 import pytest
 
 from precisionlint.core.model import Document, Span
-from precisionlint.script.model import ScriptModel, build_script_model
+from precisionlint.script.build import build_script_model
+from precisionlint.script.model import ScriptModel
 
 
 def model_of(source: str) -> ScriptModel:

@@ -806,7 +806,7 @@ def _compare_tf32(s: Any, rec: Recommendation, where: dict[str, Any]) -> Change:
 
 
 def _autocast_changes(document: Document, rec: Recommendation) -> list[Change]:
-    from precisionlint.script.model import build_script_model
+    from precisionlint.script.build import build_script_model
 
     try:
         regions = build_script_model(document).autocast_regions

@@ -160,7 +160,7 @@ class CheckContext:
         """The training-step model of a Python document, built once per document and shared by all rules."""
         cached = self.document.__dict__.get("_script_model")
         if cached is None:
-            from precisionlint.script.model import build_script_model
+            from precisionlint.script.build import build_script_model
 
             cached = build_script_model(self.document)
             self.document.__dict__["_script_model"] = cached

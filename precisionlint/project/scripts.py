@@ -29,7 +29,7 @@ def script_model(document: Document) -> ScriptModel:
     """The training-step model of a Python document, shared with the rules that check the document itself."""
     cached = document.__dict__.get("_script_model")
     if cached is None:
-        from precisionlint.script.model import build_script_model
+        from precisionlint.script.build import build_script_model
 
         cached = document.__dict__["_script_model"] = build_script_model(document)
     return cached

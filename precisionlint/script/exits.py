@@ -21,8 +21,6 @@ from __future__ import annotations
 
 import ast
 
-from precisionlint.script.model import HalfCast
-
 _EXIT_CALLS = frozenset({"exit", "quit", "_exit"})  # sys.exit, exit(), quit(), os._exit
 _STEP_ATTRS = frozenset({"step", "backward"})
 
@@ -49,19 +47,19 @@ class ExitBranch:
         self.steps = steps
 
 
-def exit_branch(cast: HalfCast, cache: dict[int, ExitBranch | None]) -> ExitBranch | None:
-    """The innermost branch of `cast`'s function that holds the cast and ends by leaving the function, or None."""
-    key = id(cast)
+def exit_branch(function: ast.AST, line: int, cache: dict[tuple[int, int], ExitBranch | None]) -> ExitBranch | None:
+    """The innermost branch of `function` that holds `line` and ends by leaving the function, or None."""
+    key = (id(function), line)
     if key not in cache:
-        cache[key] = _find(cast)
+        cache[key] = _find(function, line)
     return cache[key]
 
 
-def steps_after(cast: HalfCast, optimizer_line: int, optimizer_name: str | None,
-                cache: dict[int, ExitBranch | None]) -> bool:
+def steps_after(function: ast.AST, line: int, optimizer_line: int, optimizer_name: str | None,
+                cache: dict[tuple[int, int], ExitBranch | None]) -> bool:
     """Whether an optimizer built on `optimizer_line` and bound to `optimizer_name` (None when not bound to a
-    name) could step the weights `cast` converts, as far as the cast's own function shows."""
-    branch = exit_branch(cast, cache)
+    name) could step the weights a cast on `line` of `function` converts, as far as that function shows."""
+    branch = exit_branch(function, line, cache)
     if branch is None or branch.steps or optimizer_name is None:
         return True
     if branch.first <= optimizer_line <= branch.last:
@@ -69,9 +67,7 @@ def steps_after(cast: HalfCast, optimizer_line: int, optimizer_name: str | None,
     return optimizer_name in branch.names
 
 
-def _find(cast: HalfCast) -> ExitBranch | None:
-    function = cast.scope.node
-    line = cast.span.line
+def _find(function: ast.AST, line: int) -> ExitBranch | None:
     best: list[ast.stmt] | None = None
     stack: list[ast.AST] = [function]
     while stack:

@@ -1,9 +1,7 @@
 """The training-step model of one Python file: what the script rules query instead of walking the AST.
 
-`build_script_model(document)` runs once per file (CheckContext.script caches it). It walks the tree twice:
-scopes.py records bindings and imports, collect.py records everything below in source order, then flow.py
-orders the GradScaler protocol along each path of each function and follows autocast outputs to backward calls
-(reaching definitions, on the same paths).
+The data types of the model, below the passes that fill them (collect.py, regions.py, flow.py) and the queries
+that read them (grad_mode.py); build.py runs the passes (`build_script_model(document)`, once per file).
 
 Stable names other rules rely on: ScriptModel.autocast_regions and AutocastRegion.device / dtype /
 dtype_explicit / enabled / span / dtype_span.
@@ -445,8 +443,9 @@ class ScriptModel(Record):
         self.autocast_scopes: set[int] = set() if autocast_scopes is None else autocast_scopes
         # id(scope) -> id(def scopes) it calls
         self.calls: dict[int, set[int]] = {} if calls is None else calls
-        # id(cast) -> the branch around it that leaves its function (script.exits), computed when first asked
-        self._exit_branches: dict[int, Any] = {}
+        # (id(function), line of a cast) -> the branch around the cast that leaves its function (script.exits),
+        # computed when first asked
+        self._exit_branches: dict[tuple[int, int], Any] = {}
         # id(function node) -> ids of its `with` statements that run without autograd (script.grad_mode)
         self.quiet_withs: dict[int, set[int]] = {}
 
@@ -497,7 +496,7 @@ class ScriptModel(Record):
                     cast.key, optimizer.param_keys):
                 continue
             # a cast in a branch that returns without stepping or naming the optimizer (inference, export)
-            if steps_after(cast, optimizer.span.line, name, self._exit_branches):
+            if steps_after(cast.scope.node, cast.span.line, optimizer.span.line, name, self._exit_branches):
                 found.append(cast)
         return found
 
@@ -524,14 +523,3 @@ def _related(a: str, b: str) -> bool:
     """The same module, or one contains the other (`model` and `model.encoder`)."""
     return a == b or a.startswith(b + ".") or b.startswith(a + ".")
 
-
-def build_script_model(document: Document) -> ScriptModel:
-    from precisionlint.script.collect import collect
-    from precisionlint.script.flow import run_flow
-
-    tree = document.tree
-    if not isinstance(tree, ast.Module):
-        tree = ast.Module(body=[], type_ignores=[])
-    model = collect(document, tree)
-    run_flow(model)
-    return model
