@@ -61,7 +61,7 @@ from typing import TYPE_CHECKING
 
 from precisionlint.checks import CheckContext
 from precisionlint.core.model import Finding, Severity
-from precisionlint.script.flow import strip_not
+from precisionlint.script.flow_names import strip_not
 
 if TYPE_CHECKING:
     from precisionlint.script.model import AutocastRegion, GradScalerInfo, ScriptModel

@@ -1,0 +1,91 @@
+"""What the flow analysis reads off statements and tests: the names and attribute chains an expression reads or
+an assignment writes, the parts of a statement that run when it starts, and tests that answer the same twice.
+"""
+
+from __future__ import annotations
+
+import ast
+
+from precisionlint.script.names import dotted
+from precisionlint.sources.python_index import walk
+
+
+def header_parts(node: ast.stmt) -> list[ast.AST]:
+    """The parts of a statement that run when it starts: everything but its nested statement lists (and never
+    the body of a def, class or lambda)."""
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return []
+    parts: list[ast.AST] = []
+    for field_name, value in ast.iter_fields(node):
+        if field_name in ("body", "orelse", "finalbody", "handlers", "cases"):
+            continue
+        if isinstance(value, ast.AST):
+            parts.append(value)
+        elif isinstance(value, list):
+            parts.extend(v for v in value if isinstance(v, ast.AST))
+    return [p for p in parts if not isinstance(p, ast.Lambda)]
+
+
+def reads_and_deferred(node: ast.AST) -> tuple[set[str], bool]:
+    """The names and attribute chains `node` mentions, and whether it holds a lambda (code that runs later)."""
+    names = set()
+    deferred = False
+    for child in walk(node):
+        if isinstance(child, (ast.Name, ast.Attribute)):
+            text = dotted(child)
+            if text:
+                names.add(text)
+        elif isinstance(child, ast.Lambda):
+            deferred = True
+    return names, deferred
+
+
+def strip_not(test: ast.expr) -> tuple[ast.expr, bool]:
+    """`not not x` -> (x, False), `not x` -> (x, True)."""
+    negated = False
+    while isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        test, negated = test.operand, not negated
+    return test, negated
+
+
+def trackable(test: ast.expr) -> bool:
+    """A test that gives the same answer twice unless a name it reads is reassigned: no calls, no await."""
+    return not any(isinstance(n, (ast.Call, ast.Await, ast.NamedExpr, ast.Yield)) for n in walk(test))
+
+
+def read_names(expr: ast.expr) -> set[str]:
+    names = set()
+    for node in walk(expr):
+        if isinstance(node, (ast.Name, ast.Attribute)):
+            text = dotted(node)
+            if text:
+                names.add(text)
+    return names
+
+
+def target_names(target: ast.expr, replaced: set[str], updated: set[str]) -> None:
+    if isinstance(target, (ast.Tuple, ast.List)):
+        for element in target.elts:
+            target_names(element, replaced, updated)
+    elif isinstance(target, ast.Starred):
+        target_names(target.value, replaced, updated)
+    elif isinstance(target, ast.Subscript):
+        target_names(target.value, updated, updated)  # `d[k] = v` keeps d's other items
+    else:
+        text = dotted(target)
+        if text:
+            replaced.add(text)
+
+
+def is_scale(value: ast.expr) -> bool:
+    return isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr == "scale"
+
+
+def feed(feeds: dict[str, set[str]], targets: list[ast.expr], value: ast.expr) -> None:
+    """Record that the names written by `targets` are computed from the names `value` reads."""
+    written: set[str] = set()
+    for target in targets:
+        target_names(target, written, written)
+    read = read_names(value)
+    for name in written:
+        feeds.setdefault(name, set()).update(read)
