@@ -222,7 +222,7 @@ about 10% slower than in the round above (`python -c pass` 50-52 ms, was 44-47):
     first worker imports the rules, the YAML loader and the project's pins while the files are read and forks
     the others warm, and the files left when the reading ends go out largest first in shrinking chunks (the
     workers end within a few ms of each other; before, one often waited 30-50 ms for the other).
-  - A Python file that no pass reads is not parsed (engine.python_tree_is_read): 31 of lightning's 169.
+  - A Python file that no pass reads is not parsed (engine.gate.python_tree_is_read): 31 of lightning's 169.
   - cross-file-precision-conflict walks the calls on the precision-keyword lines only (was a whole-tree walk of
     30 lightning files), and framework-version-mismatch skips its walk where every declared torch has the APIs.
   - The settings walk prunes statements too (only those around a precision-keyword line or an import): lightning's

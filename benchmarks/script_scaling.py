@@ -112,7 +112,8 @@ def main() -> int:
     args = parser.parse_args()
 
     from precisionlint.checks import all_rules
-    from precisionlint.engine import EngineOptions, check_bytes
+    from precisionlint.engine.check import check_bytes
+    from precisionlint.engine.options import EngineOptions
 
     rules = [r for r in all_rules() if r.target == "script"]
     options = EngineOptions(rules=rules, prefilter=False)

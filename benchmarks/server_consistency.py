@@ -37,7 +37,7 @@ class Counts(NamedTuple):
 
 def compare(root: Path) -> Counts:
     from precisionlint.cli.check_command import resolve_rules
-    from precisionlint.engine import decode_source
+    from precisionlint.engine.decoding import decode_source
     from precisionlint.run.config import load_config
     from precisionlint.run.runner import RunRequest, run_check
     from precisionlint.server.analysis import ProjectConfigs, analyse, can_suppress, line_suppression, verified_fix

@@ -276,7 +276,7 @@ def test_a_cache_entry_of_wrong_types_is_a_miss(tmp_path: Path) -> None:
     """The checksum is valid (the entry was written so), but the values are not what a finding holds."""
     import json
 
-    from precisionlint.engine import content_digest
+    from precisionlint.core.digest import content_digest
     from precisionlint.run.cache import FORMAT_VERSION, MAGIC
 
     (tmp_path / "train.toml").write_bytes(TOML)
@@ -463,7 +463,8 @@ def test_module_names_rebound_before_every_step_are_analysed_in_linear_time() ->
 
     from benchmarks.script_scaling import rebound
     from precisionlint.cli.check_command import default_rules
-    from precisionlint.engine import EngineOptions, check_bytes
+    from precisionlint.engine.check import check_bytes
+    from precisionlint.engine.options import EngineOptions
 
     options = EngineOptions(rules=default_rules(), gpus=(), prefilter=False)
     text = rebound(400)  # 90 kB; it took far over the 10 s limit (a limit-exceeded finding), now well under 2 s

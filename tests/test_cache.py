@@ -15,10 +15,11 @@ from click.testing import CliRunner
 
 from precisionlint.checks import Rule, all_rules
 from precisionlint.cli.commands import main
-from precisionlint.core.model import Severity
-from precisionlint.engine import EngineOptions, SourceFile, check_sources
+from precisionlint.core.model import Severity, SourceFile
+from precisionlint.engine.options import EngineOptions
 from precisionlint.run import parallel
 from precisionlint.run.cache import RACY_SECONDS, ResultCache, _read, open_cache
+from precisionlint.run.parallel import check_all
 
 ROOT = Path(__file__).resolve().parent.parent
 # legacy-precision-value (PL102) on line 2
@@ -66,7 +67,7 @@ def test_each_content_is_analysed_once_and_reported_for_every_path(tmp_path: Pat
     sources = _tree(tmp_path)
     calls: list[str] = []
     rules = [*all_rules(), _counting_rule(calls)]
-    results = check_sources(sources, EngineOptions(rules=rules), jobs=1)
+    results = check_all(sources, EngineOptions(rules=rules), jobs=1)
     assert sorted(calls) == ["a.yaml", "link.yaml", "other.yaml"]  # one analysis per (content, file name)
     for source, result in zip(sources, results, strict=True):
         assert result.display == source.display
@@ -93,21 +94,21 @@ def test_a_warm_cache_analyses_nothing_and_changes_nothing(tmp_path: Path) -> No
     calls: list[str] = []
     options = EngineOptions(rules=[*all_rules(), _counting_rule(calls)])
     cache = open_cache(tmp_path, None, options)
-    cold = check_sources(sources, options, jobs=1, cache=cache)
+    cold = check_all(sources, options, jobs=1, cache=cache)
     cache.save()
     assert len(calls) == 3
     assert (tmp_path / ".precisionlint_cache" / ".gitignore").read_text().endswith("*\n")
 
     calls.clear()
     warm_cache = open_cache(tmp_path, None, options)
-    warm = check_sources(sources, options, jobs=1, cache=warm_cache)
+    warm = check_all(sources, options, jobs=1, cache=warm_cache)
     assert calls == []
     assert warm_cache.hits == 3 and warm_cache.misses == 0
     assert [r.findings for r in warm] == [r.findings for r in cold]
 
     # A changed file is a miss, and only that file is analysed again.
     (project / "other.yaml").write_text(LEGACY + "# changed\n")
-    check_sources(sources, options, jobs=1, cache=open_cache(tmp_path, None, options))
+    check_all(sources, options, jobs=1, cache=open_cache(tmp_path, None, options))
     assert calls == ["other.yaml"]
 
 
@@ -115,12 +116,12 @@ def test_other_settings_do_not_share_results(tmp_path: Path) -> None:
     sources = _tree(tmp_path)
     everything = EngineOptions(rules=all_rules())
     cache = open_cache(tmp_path, "cache", everything)
-    check_sources(sources, everything, jobs=1, cache=cache)
+    check_all(sources, everything, jobs=1, cache=cache)
     cache.save()
     fewer = EngineOptions(rules=[r for r in all_rules() if r.code != "PL102"])
     other = open_cache(tmp_path, "cache", fewer)
     assert other.file != cache.file
-    results = check_sources(sources, fewer, jobs=1, cache=other)
+    results = check_all(sources, fewer, jobs=1, cache=other)
     assert other.hits == 0 and all(not r.findings for r in results)
 
 
@@ -129,7 +130,7 @@ def test_a_torn_or_damaged_cache_file_is_never_read(tmp_path: Path, damage: str)
     sources = _tree(tmp_path)
     options = EngineOptions(rules=all_rules())
     cache = open_cache(tmp_path, None, options)
-    expected = check_sources(sources, options, jobs=1, cache=cache)
+    expected = check_all(sources, options, jobs=1, cache=cache)
     cache.save()
     raw = cache.file.read_bytes()
     # A result that reads "no findings": if a damaged file were read, the findings would vanish.
@@ -142,7 +143,7 @@ def test_a_torn_or_damaged_cache_file_is_never_read(tmp_path: Path, damage: str)
     }[damage]
     cache.file.write_bytes(damaged)
     again = open_cache(tmp_path, None, options)
-    results = check_sources(sources, options, jobs=1, cache=again)
+    results = check_all(sources, options, jobs=1, cache=again)
     assert again.hits == 0
     assert [r.findings for r in results] == [r.findings for r in expected]
     again.save()
@@ -154,7 +155,7 @@ def test_an_unwritable_cache_folder_only_costs_the_cache(tmp_path: Path) -> None
     (tmp_path / "blocked").write_text("a file where the cache folder would be")
     options = EngineOptions(rules=all_rules())
     cache = ResultCache(tmp_path / "blocked" / "cache", options)
-    results = check_sources(sources, options, jobs=1, cache=cache)
+    results = check_all(sources, options, jobs=1, cache=cache)
     cache.save()  # must not raise
     assert all(r.findings for r in results)
 
@@ -272,16 +273,16 @@ def test_a_script_in_two_folders_of_one_project_is_analysed_once(
                       "nested/train.py": "unsafe"}
     assert sorted(f["path"] for f in findings if f["code"] == "PL402") == ["a/hf.py"]
 
-    from precisionlint import engine
+    from precisionlint.engine import check as engine_check
 
     analysed: list[str] = []
-    real = engine.check_bytes
+    real = engine_check.check_bytes
 
     def counting(display: str, *args: object, **kwargs: object) -> object:
         analysed.append(display)
         return real(display, *args, **kwargs)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(engine, "check_bytes", counting)
+    monkeypatch.setattr(engine_check, "check_bytes", counting)
     monkeypatch.chdir(tmp_path)
     result = CliRunner().invoke(main, ["check", "--no-progress", "--no-cache", "--jobs", "1", "."])
     assert result.exit_code == 1
@@ -310,7 +311,7 @@ def test_the_same_content_in_a_test_folder_is_analysed_on_its_own(tmp_path: Path
 def test_every_folder_name_the_analysis_reads_is_part_of_the_identity() -> None:
     from precisionlint.checks import _attribution
     from precisionlint.checks import true_half_precision_training as true_half
-    from precisionlint.engine import FOLDER_WORDS
+    from precisionlint.engine.identity import FOLDER_WORDS
 
     assert _attribution._TEST_FOLDERS <= FOLDER_WORDS
     assert true_half._NOT_TRAINING_FOLDERS <= FOLDER_WORDS
@@ -354,22 +355,22 @@ def _index_small_runs(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def _counting_reads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    from precisionlint import engine
+    from precisionlint.engine import reading
 
     reads: list[str] = []
-    real = engine.read_source
+    real = reading.read_source
 
     def counting(source: SourceFile, *args: object, **kwargs: object) -> object:
         reads.append(source.display)
         return real(source, *args, **kwargs)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(engine, "read_source", counting)
+    monkeypatch.setattr(reading, "read_source", counting)
     return reads
 
 
 def _cached_run(cache_root: Path, sources: list[SourceFile], options: EngineOptions) -> tuple[list, ResultCache]:
     cache = open_cache(cache_root, None, options)
-    results = check_sources(sources, options, jobs=1, cache=cache)
+    results = check_all(sources, options, jobs=1, cache=cache)
     cache.save()
     return results, cache
 
@@ -436,7 +437,7 @@ def test_a_changed_file_is_read_again_even_with_its_old_size_and_modification_ti
     reads = _counting_reads(monkeypatch)
     results, _ = _cached_run(tmp_path, sources, options)
     assert reads == [next(s.display for s in sources if s.fs_path == str(target))]
-    assert _codes(results) == _codes(check_sources(sources, options, jobs=1))  # as if there were no cache
+    assert _codes(results) == _codes(check_all(sources, options, jobs=1))  # as if there were no cache
     changed = next(r for s, r in zip(sources, results, strict=True) if s.fs_path == str(target))
     assert bool(changed.findings) is (change == "resized")
 

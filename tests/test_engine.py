@@ -17,19 +17,13 @@ from hypothesis import strategies as st
 from precisionlint import checks
 from precisionlint.checks import Rule, all_rules
 from precisionlint.cli.commands import main
-from precisionlint.core.model import Severity
-from precisionlint.engine import (
-    CONFIG_KEYWORDS,
-    PYTHON_KEYWORDS,
-    EngineOptions,
-    SourceFile,
-    check_bytes,
-    check_source,
-    check_sources,
-    might_hold_findings,
-)
+from precisionlint.core.model import Severity, SourceFile
+from precisionlint.engine.check import check_bytes, check_source
+from precisionlint.engine.options import EngineOptions
+from precisionlint.engine.prefilter import CONFIG_KEYWORDS, PYTHON_KEYWORDS, might_hold_findings
 from precisionlint.run import parallel
 from precisionlint.run.discover import discover
+from precisionlint.run.parallel import check_all
 from precisionlint.sources import Limits, format_of
 
 sys.path.insert(0, str(Path(__file__).parent))
@@ -92,7 +86,7 @@ def test_a_rule_that_raises_is_an_internal_error_for_that_file_only(tmp_path: Pa
     sources = _write(tmp_path, {"a.yaml": LEGACY, "b.yaml": LEGACY})
     legacy = checks.find_rule("legacy-precision-value")
     options = EngineOptions(rules=[legacy, _rule(_boom)])
-    results = check_sources(sources, options, jobs=1)
+    results = check_all(sources, options, jobs=1)
     for result in results:
         assert sorted(_codes(result)) == ["PL009", "PL102"]  # the other rule's finding is kept
         assert result.internal_error
@@ -124,7 +118,7 @@ def test_recursion_in_rules_is_one_limit_finding_not_a_crash(tmp_path: Path) -> 
     legacy = checks.find_rule("legacy-precision-value")
     rules = [_rule(_deep, "deep-one", "PL991"), _rule(_deep, "deep-two", "PL992"), legacy]
     before = sys.getrecursionlimit()
-    [result] = check_sources(sources, EngineOptions(rules=rules), jobs=1)
+    [result] = check_all(sources, EngineOptions(rules=rules), jobs=1)
     assert sorted(_codes(result)) == ["PL003", "PL102"]
     limit = next(f for f in result.findings if f.code == "PL003")
     assert "nesting too deep" in limit.message and "deep-one, deep-two" in limit.message
@@ -139,7 +133,7 @@ def test_max_parse_time_stops_a_runaway_file(tmp_path: Path) -> None:
     legacy = checks.find_rule("legacy-precision-value")
     spin = _rule(lambda ctx: _spin(ctx) if ctx.document.path == "slow.yaml" else [])
     options = EngineOptions(rules=[legacy, spin], limits=Limits(max_parse_time=0.2))
-    slow, fine = check_sources(sources, options, jobs=1)
+    slow, fine = check_all(sources, options, jobs=1)
     assert _codes(slow) == ["PL003"]
     assert "max-parse-time" in slow.findings[0].message
     assert _codes(fine) == ["PL102"]
@@ -190,7 +184,7 @@ def test_a_file_that_disappears_after_discovery(tmp_path: Path) -> None:
     _write(tmp_path, {"a.yaml": LEGACY, "gone.yaml": LEGACY, "z.yaml": LEGACY})
     found = discover([str(tmp_path)], tmp_path, respect_gitignore=False)
     (tmp_path / "gone.yaml").unlink()
-    results = check_sources(found.files, EngineOptions(rules=all_rules()), jobs=1)
+    results = check_all(found.files, EngineOptions(rules=all_rules()), jobs=1)
     assert [_codes(r) for r in results] == [["PL102"], ["PL002"], ["PL102"]]
     assert "No such file or directory" in results[1].findings[0].message
 
@@ -254,7 +248,7 @@ def test_prefilter_is_exactly_a_search_for_its_words(pieces: list[bytes], fmt: s
 
 def test_python_settings_guard_is_sound() -> None:
     """python_source skips python_settings() when no framework module is named: never when it finds one."""
-    from precisionlint.engine import decode_source
+    from precisionlint.engine.decoding import decode_source
     from precisionlint.frameworks import python_settings
     from precisionlint.sources import load_document
     from precisionlint.sources.python_source import may_import_a_framework
@@ -271,11 +265,11 @@ def test_python_settings_guard_is_sound() -> None:
 def test_python_files_no_pass_reads_hold_no_findings(monkeypatch: pytest.MonkeyPatch) -> None:
     """python_tree_is_read() says no only where every pass would stop at its own test of the text: every rule
     case and example, checked with every Python file parsed and analysed, gives the same output."""
-    from precisionlint import engine
+    from precisionlint.engine import check as engine_check
 
     paths = [str(p) for p in sorted(ROOT.glob("rules/*"))] + [str(ROOT / "examples")]
     unread = [p for p in sorted(ROOT.glob("rules/*/*.py")) + sorted(ROOT.glob("examples/**/*.py"))
-              if might_hold_findings(p.read_bytes(), "python") and not engine.python_tree_is_read(p.read_text())]
+              if might_hold_findings(p.read_bytes(), "python") and not engine_check.python_tree_is_read(p.read_text())]
     assert unread, "no case exercises a file that no pass reads"
 
     def run() -> str:
@@ -284,7 +278,7 @@ def test_python_files_no_pass_reads_hold_no_findings(monkeypatch: pytest.MonkeyP
         return CliRunner().invoke(main, arguments).output
 
     gated = run()
-    monkeypatch.setattr(engine, "python_tree_is_read", lambda text: True)
+    monkeypatch.setattr(engine_check, "python_tree_is_read", lambda text: True)
     assert run() == gated
 
 
@@ -349,8 +343,8 @@ def test_pool_results_equal_serial_results_in_order(tmp_path: Path, small_pool: 
     sources = _many(tmp_path)
     options = EngineOptions(rules=all_rules())
     done: list[int] = []
-    serial = check_sources(sources, options, jobs=1)
-    pooled = check_sources(sources, options, jobs=3, progress=done.append)
+    serial = check_all(sources, options, jobs=1)
+    pooled = check_all(sources, options, jobs=3, progress=done.append)
     assert _summary(pooled) == _summary(serial)
     assert [r.display for r in pooled] == [s.display for s in sources]
     assert sum(done) == len(sources)
@@ -361,7 +355,7 @@ def test_pool_results_equal_serial_results_in_order(tmp_path: Path, small_pool: 
 def test_pool_with_a_rule_that_raises(tmp_path: Path, small_pool: None) -> None:
     sources = _many(tmp_path, 12)
     options = EngineOptions(rules=[*all_rules(), _rule(lambda ctx: _boom(ctx))])
-    results = check_sources(sources, options, jobs=2)
+    results = check_all(sources, options, jobs=2)
     checked = [r for r in results if not r.skipped]
     assert checked and all("PL009" in _codes(r) and r.internal_error for r in checked)
 
@@ -376,8 +370,8 @@ def test_a_dead_worker_loses_no_file(tmp_path: Path, small_pool: None) -> None:
         return []
 
     options = EngineOptions(rules=[*all_rules(), _rule(die_in_worker)])
-    results = check_sources(sources, options, jobs=2)
-    expected = check_sources(sources, EngineOptions(rules=all_rules()), jobs=1)
+    results = check_all(sources, options, jobs=2)
+    expected = check_all(sources, EngineOptions(rules=all_rules()), jobs=1)
     assert _summary(results) == _summary(expected)
 
 
@@ -389,7 +383,7 @@ def test_pool_is_not_used_for_small_runs(tmp_path: Path, monkeypatch: pytest.Mon
 
     monkeypatch.setattr(parallel, "_start_pool", no_pool)
     options = EngineOptions(rules=all_rules())
-    assert _summary(check_sources(sources, options, jobs=4)) == _summary(check_sources(sources, options, jobs=1))
+    assert _summary(check_all(sources, options, jobs=4)) == _summary(check_all(sources, options, jobs=1))
 
 
 def test_cli_output_is_the_same_with_any_number_of_jobs(

@@ -16,7 +16,7 @@ from click.testing import CliRunner, Result
 from precisionlint.checks import CheckContext, Rule, find_rule
 from precisionlint.cli.commands import main
 from precisionlint.core.model import Edit, Finding, Fix, Severity
-from precisionlint.engine import EngineOptions
+from precisionlint.engine.options import EngineOptions
 from precisionlint.fix.apply import (
     Expectation,
     apply_edits,

@@ -22,7 +22,8 @@ from hypothesis import strategies as st
 
 from precisionlint.checks import all_rules
 from precisionlint.cli.commands import main
-from precisionlint.engine import EngineOptions, decode_source
+from precisionlint.engine.decoding import decode_source
+from precisionlint.engine.options import EngineOptions
 from precisionlint.fix.apply import fix_text
 
 BOM = b"\xef\xbb\xbf"

@@ -20,7 +20,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from precisionlint.checks import find_rule
-from precisionlint.engine import EngineOptions, check_bytes
+from precisionlint.engine.check import check_bytes
+from precisionlint.engine.options import EngineOptions
 from precisionlint.fix.apply import fix_text, is_applicable, parse_config, scalar_key
 from precisionlint.frameworks import LIGHTNING_LEGACY
 

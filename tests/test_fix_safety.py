@@ -143,7 +143,7 @@ def test_fixing_runs_under_the_files_cpu_time_limit(tmp_path: Path) -> None:
     """max-parse-time bounds fixing as it bounds checking: a file whose fixing runs over it is left as it
     was and reported as limit-exceeded, never half-fixed and never hanging."""
     from precisionlint.checks import all_rules
-    from precisionlint.engine import EngineOptions
+    from precisionlint.engine.options import EngineOptions
     from precisionlint.fix.apply import fix_text
     from precisionlint.sources import Limits
 
@@ -203,7 +203,7 @@ def test_a_refused_fix_says_why(tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
     monkeypatch.chdir(tmp_path)  # the project of "f.yaml" is this folder, which declares Lightning 2.2
     from precisionlint.checks import all_rules
     from precisionlint.core.model import Edit, Fix
-    from precisionlint.engine import EngineOptions
+    from precisionlint.engine.options import EngineOptions
     from precisionlint.fix.apply import fix_text
 
     text = "seed_everything: 1\ntrainer:\n  max_epochs: 3\n  precision: 16\n"

@@ -9,8 +9,10 @@ from pathlib import Path
 import pytest
 
 from precisionlint.checks import all_rules
-from precisionlint.engine import EngineOptions, SourceFile, check_sources
+from precisionlint.core.model import SourceFile
+from precisionlint.engine.options import EngineOptions
 from precisionlint.run import fork_pool, parallel
+from precisionlint.run.parallel import check_all
 
 pytestmark = pytest.mark.skipif(not parallel.can_fork(), reason="no fork pool on this platform")
 
@@ -63,8 +65,8 @@ def test_tasks_and_results_larger_than_a_pipe_neither_block_nor_lose_anything(
     monkeypatch.setattr(parallel, "MIN_BYTES_FOR_POOL", 1)
     monkeypatch.setattr(parallel, "CHUNK_BYTES", 10_000_000)  # everything read goes out in one chunk
     options = EngineOptions(rules=all_rules())
-    pooled = check_sources(sources, options, jobs=2)
-    serial = check_sources(sources, options, jobs=1)
+    pooled = check_all(sources, options, jobs=2)
+    serial = check_all(sources, options, jobs=1)
     assert _summary(pooled) == _summary(serial)
     assert sum(len(r.findings) for r in pooled) >= 3000
     assert not _descendants()
@@ -78,7 +80,7 @@ def test_the_arena_reuses_its_start_without_overwriting_work_in_flight(
     monkeypatch.setattr(parallel, "CHUNK_BYTES", 2_000)
     monkeypatch.setattr(fork_pool._Arena, "REUSE_FROM", 10_000)  # reused from the start every few chunks
     options = EngineOptions(rules=all_rules())
-    assert _summary(check_sources(sources, options, jobs=3)) == _summary(check_sources(sources, options, jobs=1))
+    assert _summary(check_all(sources, options, jobs=3)) == _summary(check_all(sources, options, jobs=1))
 
 
 def test_arena_ranges_in_use_never_overlap() -> None:
@@ -120,7 +122,7 @@ def test_a_large_tree_starts_the_pool_before_reading_and_gets_the_same_results(
     monkeypatch.setattr(parallel, "EARLY_POOL_FILES", 50)
     monkeypatch.setattr(parallel, "_start_pool", start)
     options = EngineOptions(rules=all_rules())
-    assert _summary(check_sources(sources, options, jobs=2)) == _summary(check_sources(sources, options, jobs=1))
+    assert _summary(check_all(sources, options, jobs=2)) == _summary(check_all(sources, options, jobs=1))
     assert started == [60]
     assert not _descendants()
 
@@ -132,7 +134,7 @@ def test_a_pool_that_gets_no_work_is_ended_and_leaves_no_process(
     its first worker is still importing."""
     sources = _tree(tmp_path, 60, "x{index} = 1\n")
     monkeypatch.setattr(parallel, "EARLY_POOL_FILES", 50)
-    results = check_sources(sources, EngineOptions(rules=all_rules()), jobs=4)
+    results = check_all(sources, EngineOptions(rules=all_rules()), jobs=4)
     assert all(r.skipped for r in results)
     assert not _descendants()
 
@@ -157,7 +159,7 @@ def test_largest_files_are_handed_out_first_once_all_are_read(tmp_path: Path, mo
     monkeypatch.setattr(parallel, "MIN_BYTES_FOR_POOL", 1)
     monkeypatch.setattr(parallel, "CHUNK_BYTES", 10**9)  # nothing goes out while the files are read
     options = EngineOptions(rules=all_rules())
-    assert _summary(check_sources(sources, options, jobs=2)) == _summary(check_sources(sources, options, jobs=1))
+    assert _summary(check_all(sources, options, jobs=2)) == _summary(check_all(sources, options, jobs=1))
     assert len(handed) == len(sizes)
     assert handed == sorted(handed, reverse=True)
 
@@ -181,10 +183,10 @@ def test_reading_waits_for_the_workers_so_queued_bytes_stay_within_a_window(
 
     monkeypatch.setattr(fork_pool.ForkPool, "submit", watched)
     options = EngineOptions(rules=all_rules())
-    pooled = check_sources(sources, options, jobs=2)
+    pooled = check_all(sources, options, jobs=2)
     total = sum(os.path.getsize(source.fs_path) for source in sources)
     assert total > 40 * 10_000
     assert len(queued) > 100
     assert max(queued) <= 10_000 + 4_000
-    assert _summary(pooled) == _summary(check_sources(sources, options, jobs=1))
+    assert _summary(pooled) == _summary(check_all(sources, options, jobs=1))
     assert not _descendants()

@@ -8,7 +8,9 @@ from pathlib import Path
 import pytest
 
 from precisionlint.checks import find_rule
-from precisionlint.engine import EngineOptions, SourceFile, check_source
+from precisionlint.core.model import SourceFile
+from precisionlint.engine.check import check_source
+from precisionlint.engine.options import EngineOptions
 from precisionlint.hardware import find_gpu
 
 SCRIPT = """\

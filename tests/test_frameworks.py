@@ -19,8 +19,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from precisionlint.checks import all_rules, find_rule
-from precisionlint.core.model import Confidence
-from precisionlint.engine import EngineOptions, SourceFile, check_bytes, check_source
+from precisionlint.core.model import Confidence, SourceFile
+from precisionlint.engine.check import check_bytes, check_source
+from precisionlint.engine.options import EngineOptions
 from precisionlint.frameworks import registry, setting_vocabulary
 from precisionlint.frameworks.base import dtype_of
 from precisionlint.sources import format_of, load_document

@@ -19,7 +19,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from precisionlint.checks import all_rules
-from precisionlint.engine import EngineOptions, check_bytes, decode_source, might_hold_findings
+from precisionlint.engine.check import check_bytes
+from precisionlint.engine.decoding import decode_source
+from precisionlint.engine.options import EngineOptions
+from precisionlint.engine.prefilter import might_hold_findings
 from precisionlint.hardware import resolve_targets
 from precisionlint.sources import LimitError, Limits, SourceError, format_of, load_document
 
@@ -386,7 +389,7 @@ def teardown_module() -> None:
 def assert_add_noqa_sane(fmt: str, data: bytes, folder: Path) -> None:
     """--add-noqa on a mutated file, written by the real writer: the file still means what it meant (same data,
     same AST), its bytes read back as the text the directives were added to, in the file's own encoding."""
-    from precisionlint.engine import SourceFile
+    from precisionlint.core.model import SourceFile
     from precisionlint.engine.suppress import _meaning, add_noqa
     from precisionlint.fix.apply import check_text
 

@@ -267,7 +267,8 @@ def test_hardware_module_does_not_import_torch() -> None:
 
 def _findings(text: str, name: str, gpus: list[str], codes: tuple[str, ...] = ("PL3",)) -> list:  # type: ignore[type-arg]
     from precisionlint.checks import expand_selector
-    from precisionlint.engine import EngineOptions, check_bytes
+    from precisionlint.engine.check import check_bytes
+    from precisionlint.engine.options import EngineOptions
     from precisionlint.sources import format_of
 
     rules = [r for code in codes for r in expand_selector(code)]
@@ -333,7 +334,8 @@ def test_tf32_not_enabled_stays_quiet_where_tf32_does_not_help() -> None:
 
 def test_unknown_card_from_auto_detection_gets_capability_based_rules() -> None:
     from precisionlint.checks import expand_selector
-    from precisionlint.engine import EngineOptions, check_bytes
+    from precisionlint.engine.check import check_bytes
+    from precisionlint.engine.options import EngineOptions
 
     card = gpu_from_capability("NVIDIA GeForce RTX 5090", (12, 0))
     options = EngineOptions(rules=expand_selector("PL3"), gpus=(card,))

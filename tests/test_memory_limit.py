@@ -8,7 +8,8 @@ import sys
 from pathlib import Path
 
 from precisionlint.checks import all_rules
-from precisionlint.engine import EngineOptions, check_bytes, estimated_memory
+from precisionlint.engine.check import check_bytes, estimated_memory
+from precisionlint.engine.options import EngineOptions
 from precisionlint.sources import Limits
 
 # A half cast and an optimizer over it: a file the script rules read (half-params-without-master-weights).

@@ -275,7 +275,7 @@ def test_any_fix_leaves_the_notebook_but_its_sources_as_it_was(cells, indent, as
     """Whatever the cells hold and however the JSON is written, fixing (unsafe fixes included) changes only
     code cells' sources, keeps the file valid JSON, and leaves every cell that changed still Python."""
     from precisionlint.checks import all_rules
-    from precisionlint.engine import EngineOptions
+    from precisionlint.engine.options import EngineOptions
     from precisionlint.fix.apply import fix_text
     from precisionlint.fix.notebook_edits import verify
 

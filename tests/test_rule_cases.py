@@ -5,7 +5,9 @@ from __future__ import annotations
 import pytest
 
 from precisionlint.checks import all_rules, find_rule
-from precisionlint.engine import EngineOptions, SourceFile, check_source
+from precisionlint.core.model import SourceFile
+from precisionlint.engine.check import check_source
+from precisionlint.engine.options import EngineOptions
 from precisionlint.sources import format_of
 from tests.rule_cases import RuleCase, load_cases, project_files, shared_correct_inputs
 

@@ -11,7 +11,9 @@ import pytest
 
 from precisionlint.checks import find_rule
 from precisionlint.core.model import Finding
-from precisionlint.engine import PYTHON_KEYWORDS, EngineOptions, check_bytes
+from precisionlint.engine.check import check_bytes
+from precisionlint.engine.options import EngineOptions
+from precisionlint.engine.prefilter import PYTHON_KEYWORDS
 from tests.rule_cases import RuleCase, load_cases
 
 SCRIPT_CASES = [c for c in load_cases() if (rule := find_rule(c.rule_name)) is not None and rule.target == "script"]

@@ -1,5 +1,5 @@
 """The engine builds the training-step model only for Python files whose text names something it can report on
-(engine.SCRIPT_MODEL_WORDS). Whoever adds a script rule that can fire without one of those words must add it."""
+(engine.gate.SCRIPT_MODEL_WORDS). Whoever adds a script rule that can fire without one of those words must add it."""
 
 from __future__ import annotations
 
@@ -7,7 +7,8 @@ import sys
 from pathlib import Path
 
 from precisionlint.checks import CheckContext, all_rules
-from precisionlint.engine import SCRIPT_MODEL_WORDS, decode_source, needs_script_model
+from precisionlint.engine.decoding import decode_source
+from precisionlint.engine.gate import SCRIPT_MODEL_WORDS, needs_script_model
 from precisionlint.hardware import resolve_targets
 from precisionlint.script.build import build_script_model
 from precisionlint.script.names import TORCH_OPTIMIZERS

@@ -10,7 +10,8 @@ import pytest
 
 from precisionlint.checks import find_rule
 from precisionlint.core.model import Finding, Severity
-from precisionlint.engine import EngineOptions, check_bytes
+from precisionlint.engine.check import check_bytes
+from precisionlint.engine.options import EngineOptions
 
 
 def run(rule: str, source: str) -> list[Finding]:

@@ -6,7 +6,8 @@ still found."""
 from __future__ import annotations
 
 from precisionlint.checks import all_rules
-from precisionlint.engine import EngineOptions, check_bytes
+from precisionlint.engine.check import check_bytes
+from precisionlint.engine.options import EngineOptions
 
 HEADER = (
     "import torch\n"

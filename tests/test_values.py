@@ -230,7 +230,7 @@ def _project_candidates(tmp_path: Path, script: str, launchers: dict[str, str], 
     text = path.read_text()
     tree = ast.parse(text)
     document = Document(str(path), text, "python", tree=tree)
-    from precisionlint.engine import LAUNCH_LINES, launch_lines_of
+    from precisionlint.engine.check import LAUNCH_LINES, launch_lines_of
 
     document.__dict__[LAUNCH_LINES] = launch_lines_of  # as the engine does for a script it loads
     finder = document_finder(document)
@@ -358,7 +358,7 @@ def test_without_a_project_file_only_the_scripts_own_folder_is_read(tmp_path: Pa
     """A folder of scripts with no project file or .git above it: its "project" reaches up to the file system's
     root, which is not walked for launch lines; the script's own folder is."""
     from precisionlint.core.model import Document
-    from precisionlint.engine import LAUNCH_LINES, launch_lines_of
+    from precisionlint.engine.check import LAUNCH_LINES, launch_lines_of
     from precisionlint.project import forget
 
     forget()

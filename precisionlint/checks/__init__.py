@@ -300,3 +300,14 @@ def expand_selector(selector: str) -> list[Rule]:
     if exact is not None:
         return [exact]
     return [r for r in all_rules() if r.code.upper().startswith(key.upper()) and len(key) >= 2]
+
+
+def did_you_mean(selector: str) -> str:
+    """'; did you mean X?' for an unknown rule selector, or a pointer to the rule list."""
+    import difflib
+
+    names = [r.name for r in all_rules()]
+    key = selector.strip().lower()
+    close = [n for n in names if n.startswith(key) or key in n][:3] if len(key) >= 3 else []
+    close = close or difflib.get_close_matches(key, names + [r.code for r in all_rules()], n=3)
+    return f"; did you mean {', '.join(close)}?" if close else "; see `precisionlint rules`"

@@ -189,8 +189,7 @@ def default_rules() -> list[Any]:
 
 
 def _expand(selectors: list[str], where: str) -> set[str]:
-    from precisionlint.checks import expand_selector
-    from precisionlint.run.runner import did_you_mean
+    from precisionlint.checks import did_you_mean, expand_selector
 
     codes: set[str] = set()
     for selector in selectors:

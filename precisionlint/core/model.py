@@ -159,6 +159,14 @@ class Confidence(enum.IntEnum):
 Format = Literal["toml", "yaml", "json", "python", "shell", "notebook"]
 
 
+class SourceFile(NamedTuple):
+    """A file to check: where it is on disk, how to show it, and its format."""
+
+    fs_path: str
+    display: str
+    format: Format
+
+
 class Setting(NamedTuple):
     """One precision-relevant value found in a file, already mapped to a canonical name.
 

@@ -252,7 +252,7 @@ class Suppressions:
             for selector in directive.selectors:
                 if selector == ALL or any(_selector_matches(selector, r.code, r.name) for r in known):
                     continue
-                from precisionlint.run.runner import did_you_mean
+                from precisionlint.checks import did_you_mean
 
                 yield _finding(INVALID_CODE, INVALID_NAME, Severity.WARNING, document, directive,
                                f"suppression names unknown rule '{selector}'{did_you_mean(selector)} "
@@ -356,7 +356,7 @@ def add_noqa(findings: list[Finding], groups: list[tuple[Any, list[Any]]]) -> tu
     inside a multi-line string or block scalar): each edit is verified by parsing the file again and
     comparing what it holds. Returns (directives added, one error line per file that could not be written)."""
     from precisionlint.core.bounded_read import read_bytes
-    from precisionlint.engine import decode_source
+    from precisionlint.engine.decoding import decode_source
     from precisionlint.fix.write import FileChanged, WriteRefused, rewrite
     from precisionlint.sources import Limits
 

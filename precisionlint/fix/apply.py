@@ -67,7 +67,9 @@ from precisionlint.fix.write import (
 from precisionlint.sources import SourceError
 
 if TYPE_CHECKING:
-    from precisionlint.engine import EngineOptions, FileResult, SourceFile
+    from precisionlint.core.model import SourceFile
+    from precisionlint.engine.options import EngineOptions
+    from precisionlint.engine.results import FileResult
     from precisionlint.run.runner import RunOutcome, RunRequest
 
 # Overlapping fixes need one pass each; ruff stops at 100, but a config file has a handful of settings.
@@ -172,7 +174,8 @@ class FileFixResult:
 def _read_for_fix(source: SourceFile, options: EngineOptions) -> tuple[bytes, str] | None:
     """The file's bytes and text, read again (offsets must match the text being edited, even if it changed
     since the check), or None when it cannot be read or decoded any more."""
-    from precisionlint.engine import decode_source, read_source
+    from precisionlint.engine.decoding import decode_source
+    from precisionlint.engine.reading import read_source
 
     data = read_source(source, options.limits)
     if isinstance(data, Finding):
@@ -186,7 +189,7 @@ def _read_for_fix(source: SourceFile, options: EngineOptions) -> tuple[bytes, st
 def check_text(display: str, text: str, fmt: Format, options: EngineOptions) -> FileResult:
     """Check exactly `text`: the engine strips one BOM from the bytes it decodes, so give it one, and a U+FEFF
     that starts the text stays part of the document the fixes' offsets refer to."""
-    from precisionlint.engine import check_bytes
+    from precisionlint.engine.check import check_bytes
 
     return check_bytes(display, codecs.BOM_UTF8 + text.encode("utf-8"), fmt, options)
 
@@ -195,9 +198,9 @@ def fix_text(display: str, text: str, fmt: Format, options: EngineOptions, unsaf
              ignored: set[str] | frozenset[str] = frozenset()) -> FileFixResult:
     """Check, fix, re-check until no applicable fix remains, within the file's CPU-time limit. Pure: reads
     and writes no file."""
-    from precisionlint.engine import TimeLimitExceeded, _Guard
+    from precisionlint.engine.guard import Guard, TimeLimitExceeded
 
-    guard = _Guard(options.limits)
+    guard = Guard(options.limits)
     try:
         try:
             guard.enter()
@@ -278,12 +281,12 @@ def _over_limit(display: str, text: str, fmt: Format, options: EngineOptions, ig
     """Fixing ran over a per-file limit: the file stays as it was, its findings stand, and one
     limit-exceeded finding says that it was not fixed."""
     from precisionlint.checks._meta import LIMIT_EXCEEDED
-    from precisionlint.engine import _engine_finding
+    from precisionlint.engine.results import engine_finding
 
     if checked is None:
         checked = check_text(display, text, fmt, options)
     findings = [f for f in checked.findings if f.code not in ignored]
-    findings.append(_engine_finding(LIMIT_EXCEEDED, display, f"{reason}; not fixed"))
+    findings.append(engine_finding(LIMIT_EXCEEDED, display, f"{reason}; not fixed"))
     return FileFixResult(text, text, 0, findings, internal_error=checked.internal_error, limit_hit=True)
 
 

@@ -401,7 +401,7 @@ def load_linked(path: str) -> Document | None:
         return _LINKED[key]
     document: Document | None = None
     try:
-        from precisionlint.engine import decode_source
+        from precisionlint.engine.decoding import decode_source
         from precisionlint.sources import Limits, format_of, load_document
 
         fmt = format_of(path)

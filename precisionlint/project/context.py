@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from precisionlint.checks import Rule
-    from precisionlint.engine import SourceFile
+    from precisionlint.core.model import SourceFile
 
 _LINKABLE = ("json", "yaml", "toml", "shell")
 _SCRIPTS = ("python", "notebook")
@@ -132,7 +132,7 @@ def _signature(
     sources: Sequence[SourceFile], formats: tuple[str, ...], now_ns: int,
     stat: Callable[[str], os.stat_result | None],
 ) -> str:
-    from precisionlint.engine import content_digest
+    from precisionlint.core.digest import content_digest
     from precisionlint.project import stat_signature
 
     parts = []

@@ -6,7 +6,7 @@ As ruff does, a result is stored under a key that names everything it depends on
                  results of older code), the Python version (the `ast` it parses with), the resolved rules
                  (code, name, severity), the target GPUs and the per-file limits. One cache file per settings
                  key: a run with `--select X` keeps its own results and does not push out the full run's.
-  entry key      the file's analysis identity (engine.identity_of): a hash of its bytes, its format, its
+  entry key      the file's analysis identity (engine.identity.identity_of): a hash of its bytes, its format, its
                  file name and the context key (the hashes of other files and pins its findings depend on).
 
 Only complete results are stored: never a file whose analysis failed inside precisionlint (PL009) or stopped at
@@ -59,7 +59,8 @@ from typing import TYPE_CHECKING, Any
 from precisionlint.core.model import Edit, Finding, Fix, Related, Severity, Span
 
 if TYPE_CHECKING:
-    from precisionlint.engine import EngineOptions, FileResult
+    from precisionlint.engine.options import EngineOptions
+    from precisionlint.engine.results import FileResult
 
 DEFAULT_DIRECTORY = ".precisionlint_cache"
 FORMAT_VERSION = "1"  # of the files below; bump when their layout changes
@@ -78,7 +79,7 @@ _CACHEDIR_TAG = (
 
 
 def _digest(text: str) -> str:
-    from precisionlint.engine import content_digest
+    from precisionlint.core.digest import content_digest
 
     return content_digest(text.encode("utf-8", "surrogateescape"))
 
@@ -225,7 +226,7 @@ class ResultCache:
         return self.entries
 
     def get(self, identity: str, display: str) -> FileResult | None:
-        from precisionlint.engine import FileResult
+        from precisionlint.engine.results import FileResult
 
         entry = self._load().get(identity)
         if entry is None:
@@ -353,7 +354,7 @@ def settled(info: os.stat_result, now_ns: int) -> bool:
 # Windows reports the creation time as st_ctime, which a rewrite in place does not move.
 USES_INDEX = os.name != "nt"
 
-HOLDS = 1  # the prefilter lets the bytes through (engine.might_hold_findings)
+HOLDS = 1  # the prefilter lets the bytes through (engine.prefilter.might_hold_findings)
 NAMES_OTHERS = 2  # the context key names the folder (project.context.names_other_files)
 
 
@@ -502,7 +503,7 @@ def _read(path: Path) -> dict[str, list[Any]]:
     fields = header.decode("ascii", "replace").split(" ")
     if len(fields) != 4 or fields[0] != MAGIC or fields[1] != FORMAT_VERSION:
         return {}
-    from precisionlint.engine import content_digest
+    from precisionlint.core.digest import content_digest
 
     if fields[2] != str(len(body)) or fields[3] != content_digest(body):
         return {}  # torn or damaged: never read
@@ -514,7 +515,7 @@ def _read(path: Path) -> dict[str, list[Any]]:
 
 
 def _write_atomic(path: Path, entries: dict[str, list[Any]]) -> None:
-    from precisionlint.engine import content_digest
+    from precisionlint.core.digest import content_digest
 
     body = json.dumps(entries, separators=(",", ":")).encode("ascii")  # \u escapes keep lone surrogates
     header = f"{MAGIC} {FORMAT_VERSION} {len(body)} {content_digest(body)}\n".encode("ascii")

@@ -21,8 +21,7 @@ import re
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
-from precisionlint.core.model import Format
-from precisionlint.engine import SourceFile
+from precisionlint.core.model import Format, SourceFile
 from precisionlint.sources import format_of
 
 # Folders skipped by their name alone, because the name proves they hold no code of the project: version

@@ -32,7 +32,8 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from precisionlint.engine import FileResult, SourceFile
+    from precisionlint.core.model import SourceFile
+    from precisionlint.engine.results import FileResult
 
 AHEAD = 2  # chunks handed to a worker and not yet done: one to work on, one ready when it finishes
 # The bytes of files queued and not yet handed to a worker, past which `submit` waits for a worker to take a chunk:

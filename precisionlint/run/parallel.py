@@ -20,7 +20,9 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from precisionlint.engine import EngineOptions, FileResult, SourceFile
+    from precisionlint.core.model import SourceFile
+    from precisionlint.engine.options import EngineOptions
+    from precisionlint.engine.results import FileResult
     from precisionlint.run.cache import ResultCache
     from precisionlint.run.fork_pool import ForkPool
 
@@ -96,19 +98,13 @@ def check_all(
     """Results in the order of `sources`. Each file is read once; a path that leads to a file already read (a
     symbolic or hard link) is not read again, and each distinct content (analysis identity) is analysed once,
     or taken from `cache`: the other paths get a copy of the findings under their own name."""
+    from precisionlint.core.digest import content_digest
     from precisionlint.core.model import Finding
-    from precisionlint.engine import (
-        FileResult,
-        check_bytes,
-        content_digest,
-        file_name,
-        folder_words,
-        identity_of,
-        might_hold_findings,
-        read_source,
-        release,
-        relocate,
-    )
+    from precisionlint.engine.check import check_bytes
+    from precisionlint.engine.identity import file_name, folder_words, identity_of
+    from precisionlint.engine.prefilter import might_hold_findings
+    from precisionlint.engine.reading import read_source
+    from precisionlint.engine.results import FileResult, release, relocate
     from precisionlint.project.context import names_other_files
 
     tick = progress or _no_progress
@@ -287,7 +283,8 @@ def _split(pending: list[tuple[int, int]], size: int) -> list[list[tuple[int, in
 
 
 def _check_one(source: SourceFile, options: EngineOptions, data: bytes | None = None) -> FileResult:
-    from precisionlint.engine import check_source, release
+    from precisionlint.engine.check import check_source
+    from precisionlint.engine.results import release
 
     result = check_source(source, options, data)
     release(result)  # a run keeps findings, not thousands of parsed trees

@@ -1,7 +1,7 @@
 """One `check` run: discover files, resolve targets, run the engine, filter, and apply fixes.
 
 Kept apart from cli.py so that tests and other tools can run a check without click, and apart from
-engine.py, which knows one file at a time.
+the engine (precisionlint.engine), which knows one file at a time.
 """
 
 from __future__ import annotations
@@ -124,7 +124,7 @@ def plan(
 ) -> tuple[list[tuple[FileSettings, list[Any]]], list[str]]:
     """The files of the run grouped by the settings that govern them, and the errors of discovery. Walked
     links that lead nowhere are added to `skipped` as (path, why) when it is given (--show-files)."""
-    from precisionlint.engine import SourceFile
+    from precisionlint.core.model import SourceFile
     from precisionlint.run.discover import discover
 
     config = request.config
@@ -220,9 +220,10 @@ def _excluded_by(fs_path: str, config: Config) -> bool:
 
 def _run_group(settings: FileSettings, files: list[Any], request: RunRequest, advance: Any,
                every_file: list[Any]) -> RunOutcome:
-    from precisionlint.engine import EngineOptions, check_bytes, check_sources
+    from precisionlint.engine.check import check_bytes
+    from precisionlint.engine.options import EngineOptions
     from precisionlint.project.context import context_function
-    from precisionlint.run.parallel import default_jobs
+    from precisionlint.run.parallel import check_all, default_jobs
     from precisionlint.sources import Limits
 
     config = settings.config
@@ -248,7 +249,7 @@ def _run_group(settings: FileSettings, files: list[Any], request: RunRequest, ad
             from precisionlint.run.cache import open_cache
 
             cache = open_cache(config.root, config.cache_dir, options)
-        results = check_sources(files, options, jobs, progress=advance, cache=cache)
+        results = check_all(files, options, jobs, progress=advance, cache=cache)
         if cache is not None:
             cache.save()
     findings: list[Finding] = []
@@ -285,7 +286,7 @@ def _fix_stdin(outcome: RunOutcome, source: Any, options: Any, request: RunReque
     """Fixes of standard input: the same fixer, on a private copy, and the fixed text goes to stdout."""
     import tempfile
 
-    from precisionlint.engine import SourceFile
+    from precisionlint.core.model import SourceFile
     from precisionlint.fix.apply import apply_fixes
 
     assert request.stdin is not None
@@ -300,7 +301,7 @@ def _fix_stdin(outcome: RunOutcome, source: Any, options: Any, request: RunReque
 
 
 def validate_per_file_ignores(config: Config) -> None:
-    from precisionlint.checks import expand_selector
+    from precisionlint.checks import did_you_mean, expand_selector
 
     for pattern, selectors in config.per_file_ignores.items():
         unknown = [s for s in selectors if not expand_selector(s)]
@@ -340,14 +341,3 @@ def _relative(fs_path: str, root: Path) -> str:
 def rules_for_output(findings: list[Finding]) -> list[Rule]:
     codes = {f.code for f in findings}
     return [r for r in all_rules() if r.code in codes]
-
-
-def did_you_mean(selector: str) -> str:
-    """'; did you mean X?' for an unknown rule selector, or a pointer to the rule list."""
-    import difflib
-
-    names = [r.name for r in all_rules()]
-    key = selector.strip().lower()
-    close = [n for n in names if n.startswith(key) or key in n][:3] if len(key) >= 3 else []
-    close = close or difflib.get_close_matches(key, names + [r.code for r in all_rules()], n=3)
-    return f"; did you mean {', '.join(close)}?" if close else "; see `precisionlint rules`"

@@ -22,8 +22,10 @@ from pathlib import Path
 from typing import NamedTuple, cast
 
 from precisionlint.checks import Rule
-from precisionlint.core.model import Document, Edit, Finding, Fix, Format
-from precisionlint.engine import EngineOptions, FileResult, SourceFile, check_source
+from precisionlint.core.model import Document, Edit, Finding, Fix, Format, SourceFile
+from precisionlint.engine.check import check_source
+from precisionlint.engine.options import EngineOptions
+from precisionlint.engine.results import FileResult
 from precisionlint.run.config import CONFIG_NAMES, Config, ConfigError, load_config
 from precisionlint.sources import Limits, format_of
 
@@ -213,7 +215,7 @@ def check_text(source: SourceFile, text: str, options: EngineOptions) -> FileRes
     data = text.encode("utf-8", "surrogatepass")
     limit = options.limits.max_file_size
     if len(data) > limit:
-        # The message `check` gives for a file over the limit (engine.read_source).
+        # The message `check` gives for a file over the limit (engine.reading.read_source).
         message = f"file is {len(data):,} bytes, over the {limit:,}-byte limit (max-file-size); not checked"
         finding = Finding(LIMIT_EXCEEDED.code, LIMIT_EXCEEDED.name, LIMIT_EXCEEDED.severity, source.display,
                           Span.point(1, 1), message)
@@ -234,7 +236,7 @@ def _release_model(document: Document | None) -> None:
     if model is None:
         return
     collecting = gc.isenabled()
-    gc.disable()  # as engine.release: no collection walks the model while it is taken apart
+    gc.disable()  # as engine.results.release: no collection walks the model while it is taken apart
     try:
         model.release()
         del model

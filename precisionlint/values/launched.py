@@ -36,7 +36,7 @@ class Launched(NamedTuple):
 
 def launch_lines(finder: Finder) -> list[Any]:
     """The launch lines of the project's shell scripts that start this file. The engine hands the document a
-    function that reads them (engine.launch_lines_of: the project layer sits beside this one); a document
+    function that reads them (engine.check.launch_lines_of: the project layer sits beside this one); a document
     without one (an in-memory test, a notebook) has none."""
     found = finder._launch_lines
     if found is None:

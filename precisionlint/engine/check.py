@@ -1,0 +1,291 @@
+"""load -> normalize -> run checks -> apply suppressions and selection -> findings.
+
+The engine never prints. One file's failure (unreadable, unparsable, over a limit, or a crash inside a rule)
+becomes a finding for that file, and the other files are still checked.
+
+Per-file limits (each a limit-exceeded finding, PL003, when hit; configurable in [tool.precisionlint]):
+  max-file-size   bytes, checked with stat() before the file is opened (default 10 MB)
+  max-nodes       tree nodes built or walked (default 1,000,000; stops YAML alias bombs)
+  max-depth       nesting of a config tree (default 200); Python nesting is bounded by the recursion limit
+  max-parse-time  CPU seconds to parse and check one file (default 10), where a CPU timer can be used
+  max-memory      bytes one file's analysis may use (default 150 MB), estimated from its bytes before it is
+                  parsed: a Python tree costs up to 1.3 kB per token-like delimiter (measured: 110 B to 1.3 kB on
+                  real and generated files), so 1.3 MB of real code needs about 70 MB, but 3 MB of one dense
+                  list literal 1.4 GB; configs cost about 40 bytes per byte (JSON measured at 37x and 53x)
+Only regular files are opened (never a FIFO or a device, which could block forever), and nothing is executed.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from precisionlint.checks import CheckContext
+from precisionlint.checks._meta import INTERNAL_ERROR, LIMIT_EXCEEDED, NEWER_SYNTAX, PARSE_ERROR
+from precisionlint.core.memory import ran_out_of_memory
+from precisionlint.core.model import Document, Finding, Format, SourceFile
+from precisionlint.engine.decoding import decode_source
+from precisionlint.engine.gate import needs_script_model, python_tree_is_read
+from precisionlint.engine.guard import Guard, TimeLimitExceeded
+from precisionlint.engine.options import EngineOptions
+from precisionlint.engine.prefilter import might_hold_findings
+from precisionlint.engine.reading import read_source
+from precisionlint.engine.results import FileResult, engine_finding
+from precisionlint.sources import LimitError, NewerSyntaxError, NotCheckable, SourceError, load_document
+
+
+def check_source(source: SourceFile, options: EngineOptions, data: bytes | None = None) -> FileResult:
+    if data is None:
+        read = read_source(source, options.limits)
+        if isinstance(read, Finding):
+            return FileResult(source.display, [read])
+        data = read
+    if options.prefilter and not might_hold_findings(data, source.format):
+        return FileResult(source.display, [], skipped=True)
+    return check_bytes(source.display, data, source.format, options)
+
+
+# What the analysis of one file costs in memory, estimated from its bytes (see max-memory above). For Python:
+# bytes per occurrence of these delimiters, each of which starts or separates roughly one tree node.
+_PYTHON_NODE_MARKS = (b",", b"(", b"[", b"{", b".", b"=", b":", b"\n", b"+", b"-", b"*")
+_PYTHON_BYTES_PER_MARK = 1_300  # the most measured; most real code needs half of it
+_CONFIG_BYTES_PER_BYTE = 40
+# A notebook's bytes are mostly cell outputs (base64 images, logs) that json.loads keeps as a few large strings;
+# only its code cells are analysed. Measured: a 3.7 MB notebook of image outputs peaks at about 8 MB above the
+# interpreter, so 4 bytes per byte is a safe bound, where the config figure would refuse it.
+_NOTEBOOK_BYTES_PER_BYTE = 4
+_ESTIMATE_FROM = 256_000  # smaller files fit any sensible limit; not worth counting
+
+
+def estimated_memory(data: bytes, fmt: Format) -> int:
+    if len(data) < _ESTIMATE_FROM:
+        return 0
+    if fmt == "python":
+        return sum(data.count(mark) for mark in _PYTHON_NODE_MARKS) * _PYTHON_BYTES_PER_MARK
+    if fmt == "notebook":
+        return len(data) * _NOTEBOOK_BYTES_PER_BYTE
+    return len(data) * _CONFIG_BYTES_PER_BYTE
+
+
+def _tree_not_read(display: str, data: bytes, fmt: Format) -> bool:
+    """A Python file over the memory limit that no pass would parse (python_tree_is_read, the test that
+    _check_bytes makes first): it costs no more than its text, so it is skipped as a file under the limit would
+    be, not reported as too large to check. (tinygrad's generated GPU register tables, 1.4 MB each, pass the
+    prefilter for a register field named `fp16_ovfl`.)"""
+    if fmt != "python":
+        return False
+    try:
+        text = decode_source(data, display, fmt)
+    except (SourceError, NotCheckable):
+        return False  # reported as it always was
+    return not python_tree_is_read(text)
+
+
+def check_bytes(display: str, data: bytes, fmt: Format, options: EngineOptions) -> FileResult:
+    """Decode, parse and check one file's bytes. Never raises (short of KeyboardInterrupt/SystemExit): every
+    problem is a finding for this file."""
+    from precisionlint.sources.not_config import not_a_config
+
+    if not_a_config(display, data, fmt):  # data or a vocabulary: skipped before its size could count against it
+        return FileResult(display, [], skipped=True)
+    budget = getattr(options.limits, "max_memory", 0)
+    if budget:
+        needed = estimated_memory(data, fmt)
+        if needed > budget and not _tree_not_read(display, data, fmt):
+            return FileResult(display, [engine_finding(
+                LIMIT_EXCEEDED, display,
+                f"analysing this {len(data):,}-byte file would take about {needed / 1e6:,.0f} MB of memory, over "
+                f"the {budget / 1e6:,.0f} MB limit (max-memory); not checked",
+            )])
+    guard = Guard(options.limits)
+    try:
+        try:
+            guard.enter()
+            return _check_bytes(display, data, fmt, options)
+        finally:
+            guard.exit()
+    except TimeLimitExceeded:
+        while True:  # the timer may have fired inside exit(): finish restoring the process state
+            try:
+                guard.exit()
+                break
+            except TimeLimitExceeded:
+                continue
+        seconds = options.limits.max_parse_time
+        return FileResult(
+            display,
+            [engine_finding(
+                LIMIT_EXCEEDED, display,
+                f"took more than {seconds:g} s of CPU time to analyse (max-parse-time); not checked",
+            )],
+        )
+
+
+def _check_bytes(display: str, data: bytes, fmt: Format, options: EngineOptions) -> FileResult:
+    try:
+        text = decode_source(data, display, fmt)
+        if fmt == "python" and not python_tree_is_read(text):
+            return FileResult(display, [])
+        document = load_document(display, text, fmt, options.limits)
+    except NotCheckable:
+        return FileResult(display, [], skipped=True)
+    except SourceError as exc:
+        if _DIGITS_LIMIT in exc.message:
+            return _digits_limit(display)
+        rule = NEWER_SYNTAX if isinstance(exc, NewerSyntaxError) else PARSE_ERROR
+        return FileResult(display, [engine_finding(rule, display, exc.message, exc.line, exc.column)])
+    except LimitError as exc:
+        return FileResult(display, [engine_finding(LIMIT_EXCEEDED, display, f"{exc}; not checked")])
+    except RecursionError:
+        return FileResult(
+            display, [engine_finding(LIMIT_EXCEEDED, display, "nesting too deep to analyse; not checked")]
+        )
+    except Exception as exc:  # a bug in a loader must not stop the run
+        if isinstance(exc, ValueError) and _DIGITS_LIMIT in str(exc):
+            return _digits_limit(display)
+        if ran_out_of_memory(exc):  # a memory limit on the process, not a bug
+            return FileResult(display, [engine_finding(
+                LIMIT_EXCEEDED, display, f"ran out of memory while reading it {_MEMORY_LIMIT}; not checked")])
+        return FileResult(display, [_internal(display, "loader", exc)], internal_error=True)
+    if fmt in ("yaml", "json", "toml"):
+        try:
+            from precisionlint.project.config_readers import attribute_by_readers
+
+            attribute_by_readers(document)  # the scripts that load it name its reader
+        except (RecursionError, MemoryError):
+            pass  # a script too deep to read: its reads stay unknown, the keys still attribute the config
+    elif fmt == "shell":
+        try:
+            from precisionlint.project.launch_readers import attribute_launches
+
+            attribute_launches(document)  # the flags the started script's HfArgumentParser reads
+        except (RecursionError, MemoryError):
+            pass
+    elif fmt == "python":
+        document.__dict__[LAUNCH_LINES] = launch_lines_of  # asked only when a rule judges an option's default
+    return run_rules(document, options)
+
+
+LAUNCH_LINES = "_launch_lines"  # values.launched reads the script's launch lines through it
+
+
+def launch_lines_of(document: Document) -> list[Any]:
+    """The launch lines of the project's shell scripts that start a Python document on disk (project.launched)."""
+    import os
+
+    from precisionlint.project import disk_path, project_of
+
+    path = disk_path(document)
+    if not os.path.isfile(path):
+        return []
+    from precisionlint.project.launched import launch_lines
+
+    return launch_lines(project_of(document), path)
+
+
+# Python refuses to convert an integer of more than 4,300 digits (CVE-2020-10735); its message names a
+# function of the sys module, which means nothing to the user.
+_DIGITS_LIMIT = "integer string conversion"
+
+
+def _digits_limit(display: str) -> FileResult:
+    return FileResult(display, [engine_finding(
+        LIMIT_EXCEEDED, display, "holds a number of more than 4,300 digits, which Python cannot read as an "
+        "integer; not checked")])
+
+
+def run_rules(document: Document, options: EngineOptions) -> FileResult:
+    findings: list[Finding] = []
+    internal = False
+    too_deep: list[str] = []
+    out_of_memory: list[str] = []
+    scripted = document.format == "python" and needs_script_model(document.text)
+    gpus = tuple(options.gpus)
+    for rule in options.rules:
+        if rule.target == "engine":
+            continue
+        if rule.target == "script" and not scripted:
+            continue
+        if rule.needs_gpu and not gpus:
+            continue
+        try:
+            context = CheckContext(document, rule, gpus)
+            found = rule.func(context)
+            if rule.needs_gpu:  # what it says of the target GPUs is not true of a file for another accelerator
+                from precisionlint.checks._accelerator import unless_elsewhere
+
+                found = unless_elsewhere(context, iter(found))
+            findings.extend(found)
+        except RecursionError:
+            too_deep.append(rule.name)
+        except Exception as exc:  # a bug in one rule must not hide the others' findings
+            if ran_out_of_memory(exc):  # a memory limit on the process (ulimit -v), not a bug
+                out_of_memory.append(rule.name)
+                continue
+            findings.append(_internal(document.path, rule.name, exc))
+            internal = True
+    # One finding each, not one per rule: the script rules share one model, so they fail together.
+    if too_deep:
+        findings.append(engine_finding(
+            LIMIT_EXCEEDED, document.path, f"nesting too deep to analyse; not checked by {_some(too_deep)}"
+        ))
+    if out_of_memory:
+        findings.append(engine_finding(
+            LIMIT_EXCEEDED, document.path, f"ran out of memory {_MEMORY_LIMIT}; not checked by {_some(out_of_memory)}"
+        ))
+    try:
+        from precisionlint.engine.suppress import Suppressions
+
+        findings = Suppressions.of(document).apply(findings, document, options.rules, bool(gpus))
+    except RecursionError:
+        pass  # unreadable directives: report every finding rather than none
+    except Exception as exc:
+        if not ran_out_of_memory(exc):
+            findings.append(_internal(document.path, "suppressions", exc))
+            internal = True
+        elif not out_of_memory:  # one finding per file
+            findings.append(engine_finding(LIMIT_EXCEEDED, document.path, (
+                f"ran out of memory {_MEMORY_LIMIT} while reading its suppression comments; its findings are "
+                "shown without them")))
+    readers = document.__dict__.get("reader_related")
+    if readers:  # a config value a script hands to a framework: the call that reads it, beside the finding
+        findings = [f._replace(related=(*f.related, readers[f.span])) if f.span in readers else f
+                    for f in findings]
+    remap = document.__dict__.get("remap_findings")
+    if remap is not None:  # a notebook: lines of the joined cells become lines of each cell
+        findings = remap(findings)
+    return FileResult(document.path, findings, document=document, internal_error=internal,
+                      unread=_unread(document))
+
+
+def _some(names: list[str]) -> str:
+    return ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
+
+
+def _unread(document: Document) -> bool:
+    """A config whose precision-looking keys no framework claimed: no framework rule looked at it, and the
+    summary says so (an "All checks passed!" there would claim more than was checked)."""
+    if document.settings or document.format not in ("toml", "yaml", "json"):
+        return False
+    from precisionlint.frameworks.unclaimed import unclaimed_keys
+
+    return bool(unclaimed_keys(document))
+
+
+_MEMORY_LIMIT = "(a memory limit on the process, such as `ulimit -v`?)"
+
+
+def _internal(path: str, where: str, exc: BaseException) -> Finding:
+    import traceback
+
+    frame = traceback.extract_tb(exc.__traceback__)[-1] if exc.__traceback__ else None
+    location = f" at {os.path.basename(frame.filename)}:{frame.lineno}" if frame else ""
+    detail = " ".join(str(exc).split())
+    if len(detail) > 200:
+        detail = detail[:197] + "..."
+    return engine_finding(
+        INTERNAL_ERROR,
+        path,
+        f"internal error in {where}: {type(exc).__name__}: {detail}{location}. "
+        "This is a bug in precisionlint; please report it with this file.",
+    )

@@ -1,0 +1,71 @@
+"""What the engine gives back for one file, and the findings it makes itself."""
+
+from __future__ import annotations
+
+import gc
+
+from precisionlint.checks import Rule
+from precisionlint.core.model import Document, Finding, Span
+
+
+class FileResult:
+    # A run holds one for every file of the tree until it ends, most of them skipped: no __dict__ each.
+    __slots__ = ("display", "findings", "document", "internal_error", "skipped", "unread")
+
+    def __init__(
+        self,
+        display: str,
+        findings: list[Finding],
+        document: Document | None = None,
+        internal_error: bool = False,
+        skipped: bool = False,  # the prefilter showed it cannot hold a finding
+        unread: bool = False,  # a config with precision keys that no framework was identified to read
+    ) -> None:
+        self.display = display
+        self.findings = findings
+        self.document = document
+        self.internal_error = internal_error
+        self.skipped = skipped
+        self.unread = unread
+
+
+def engine_finding(rule: Rule, path: str, message: str, line: int = 1, column: int = 1) -> Finding:
+    return Finding(
+        code=rule.code,
+        name=rule.name,
+        severity=rule.severity,
+        path=path,
+        span=Span.point(line, column),
+        message=message,
+    )
+
+
+def release(result: FileResult) -> None:
+    """Drop the parsed document of a result whose findings are all a run keeps (thousands of trees would not
+    fit in memory), breaking the cycles of what rules built on it, so that it is freed now rather than walked
+    by the cyclic garbage collector (a tenth of a run's time over a large repository)."""
+    document = result.document
+    result.document = None
+    if document is None:
+        return
+    # The collector is held off meanwhile: an allocation here would start a collection that walks the whole
+    # tree (the analysis allocated it with the collector off), just before it is freed anyway.
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        model = document.__dict__.get("_script_model")
+        if model is not None:
+            model.release()
+        del document, model
+    finally:
+        if collecting:
+            gc.enable()
+
+
+def relocate(result: FileResult, display: str) -> FileResult:
+    """The result of one analysis as it reads for another path that holds the same content."""
+    if result.display == display:
+        return result
+    findings = [f._replace(path=display) if f.path == result.display else f for f in result.findings]
+    return FileResult(display, findings, internal_error=result.internal_error, skipped=result.skipped,
+                      unread=result.unread)
