@@ -19,6 +19,14 @@ and these module-level names:
                                          # files, the accelerator it targets): results are cached per project
     FIXABLE = False                      # True: it offers fixes
 
+and the words without which it has nothing to report (the engine's prefilter and gate are their unions with
+the frameworks' own CONFIG_WORDS and PYTHON_WORDS, through the generated catalog; leave out what the frameworks it
+reads already declare):
+
+    CONFIG_WORDS = (b"deepspeed_config",)   # a TOML, YAML or JSON file or a launch script it reports on holds one
+    PYTHON_WORDS = (b"autocast",)           # a Python file (or notebook) it reports on holds one
+    MODEL_WORDS = ("autocast",)             # script rules: a file whose training-step model it reports on holds one
+
 Adding a rule is adding a module and running `python -m precisionlint.checks.make_catalog`, which copies the
 declarations into catalog.py so that listing the rules imports no rule module (tests/test_catalog.py fails until
 the catalog is in step). Modules whose name starts with "_" are helpers, not rules.

@@ -53,6 +53,7 @@ SEVERITY = Severity.ERROR
 SUMMARY = "Optimizer eps below float16's smallest value rounds to zero over float16 parameters."
 TARGET = "script"
 READS = "torch"
+PYTHON_WORDS: tuple[bytes, ...] = (b"half", b"float16")
 
 _SMALLEST = 2.0**-24  # float16's smallest subnormal
 _ROUNDS_TO_ZERO = 2.0**-25  # half of it: round-to-nearest-even sends this and anything smaller to 0

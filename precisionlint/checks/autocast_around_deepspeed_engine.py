@@ -75,6 +75,8 @@ SEVERITY = Severity.WARNING
 SUMMARY = "A `torch.autocast` around a DeepSpeed engine's forward, which DeepSpeed rejects or switches off."
 TARGET = "settings"
 READS = "deepspeed, torch, launchers, pins"
+CONFIG_WORDS: tuple[bytes, ...] = (b"deepspeed_config",)  # a launcher's --deepspeed_config, read with its script
+PYTHON_WORDS: tuple[bytes, ...] = (b"autocast",)
 NEEDS_PROJECT = True  # reads the project around the file: pins, linked files or the accelerator it targets
 
 _RAISES = ((0, 17, 2), (0, 17, 6))  # the versions that raise: [first, end)

@@ -44,6 +44,8 @@ SEVERITY = Severity.ERROR
 SUMMARY = "torch.autocast() without device_type raises TypeError at run time."
 TARGET = "script"
 READS = "torch"
+PYTHON_WORDS: tuple[bytes, ...] = (b"autocast",)
+MODEL_WORDS: tuple[str, ...] = ("autocast",)
 FIXABLE = True
 
 

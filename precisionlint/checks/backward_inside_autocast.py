@@ -49,6 +49,8 @@ SEVERITY = Severity.WARNING
 SUMMARY = "A backward call runs inside an autocast region."
 TARGET = "script"
 READS = "torch"
+PYTHON_WORDS: tuple[bytes, ...] = (b"autocast",)
+MODEL_WORDS: tuple[str, ...] = ("autocast",)
 
 
 def check(ctx: CheckContext) -> Iterator[Finding]:

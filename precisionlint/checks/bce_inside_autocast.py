@@ -44,6 +44,8 @@ SEVERITY = Severity.ERROR
 SUMMARY = "binary_cross_entropy / BCELoss inside CUDA autocast raises at run time."
 TARGET = "script"
 READS = "torch"
+PYTHON_WORDS: tuple[bytes, ...] = (b"autocast",)
+MODEL_WORDS: tuple[str, ...] = ("autocast",)
 
 
 def check(ctx: CheckContext) -> Iterator[Finding]:

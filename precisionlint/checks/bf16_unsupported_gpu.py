@@ -69,6 +69,7 @@ SEVERITY = Severity.WARNING
 SUMMARY = "bf16 on a GPU without native bf16 (below compute capability 8.0): emulated and slow."
 TARGET = "settings"
 READS = "any-framework, torch"
+PYTHON_WORDS: tuple[bytes, ...] = (b"autocast", b"float16")  # torch.autocast(dtype=torch.bfloat16)
 NEEDS_PROJECT = True  # reads the project around the file: pins, linked files or the accelerator it targets
 NEEDS_GPU = True
 

@@ -92,6 +92,10 @@ SEVERITY = Severity.ERROR
 SUMMARY = "Gradients are clipped while still multiplied by the GradScaler's loss scale."
 TARGET = "script"
 READS = "torch"
+PYTHON_WORDS: tuple[bytes, ...] = (b"GradScaler", b".scale(", b"precision")  # precision: a framework scales
+# The model knows a GradScaler only by its construction, `x.scale(loss)` or `x.unscale_(optimizer)`: a name that
+# merely says "scaler" (a Trainer's `scaler` property, a comment) gives it no scaler.
+MODEL_WORDS: tuple[str, ...] = ("GradScaler", ".scale(", "unscale_")
 FIXABLE = True
 
 

@@ -82,6 +82,7 @@ SEVERITY = Severity.ERROR
 SUMMARY = "Files read together disagree on precision (TrainingArguments, Accelerate or Lightning vs DeepSpeed)."
 TARGET = "settings"
 READS = "hf, deepspeed, accelerate, lightning, launchers, torch"
+PYTHON_WORDS: tuple[bytes, ...] = (b"deepspeed=",)  # TrainingArguments(deepspeed="ds.json"): the file it names
 NEEDS_PROJECT = True  # reads the project around the file: pins, linked files or the accelerator it targets
 
 _HF_FLAGS = {"fp16": ("fp16", "fp16_full_eval"), "bf16": ("bf16", "bf16_full_eval")}

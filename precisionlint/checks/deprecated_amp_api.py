@@ -76,6 +76,8 @@ SEVERITY = Severity.WARNING
 SUMMARY = "torch.cuda.amp / torch.cpu.amp APIs are deprecated (FutureWarning): use torch.amp."
 TARGET = "script"
 READS = "torch, pins"
+PYTHON_WORDS: tuple[bytes, ...] = (b"autocast", b"GradScaler", b"custom_fwd", b"custom_bwd")
+MODEL_WORDS: tuple[str, ...] = ("autocast", "GradScaler", "custom_fwd", "custom_bwd")
 NEEDS_PROJECT = True  # reads the project around the file: pins, linked files or the accelerator it targets
 FIXABLE = True
 

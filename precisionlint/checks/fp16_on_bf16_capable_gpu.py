@@ -102,6 +102,7 @@ SEVERITY = Severity.WARNING
 SUMMARY = "fp16 mixed precision on GPUs with native bf16: bf16 is as fast and needs no loss scaling."
 TARGET = "settings"
 READS = "any-framework, torch"
+PYTHON_WORDS: tuple[bytes, ...] = (b"autocast", b"float16")  # torch.autocast(dtype=torch.float16)
 NEEDS_PROJECT = True  # reads the project around the file: pins, linked files or the accelerator it targets
 NEEDS_GPU = True
 FIXABLE = True

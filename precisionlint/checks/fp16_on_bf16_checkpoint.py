@@ -75,6 +75,8 @@ SEVERITY = Severity.WARNING
 SUMMARY = "float16 training of a checkpoint published in bfloat16: activations overflow 65504 and turn to NaN."
 TARGET = "settings"
 READS = "hf, axolotl, torch"
+CONFIG_WORDS: tuple[bytes, ...] = (b"float16",)
+PYTHON_WORDS: tuple[bytes, ...] = (b"half", b"float16")
 NEEDS_PROJECT = True  # reads the project around the file: pins, linked files or the accelerator it targets
 
 # The config keys that name the checkpoint trained (axolotl, LLaMA-Factory / TrainingArguments-style YAML).

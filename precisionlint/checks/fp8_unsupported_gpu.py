@@ -97,6 +97,7 @@ from collections.abc import Iterator
 
 from precisionlint.checks import CheckContext
 from precisionlint.checks._attribution import is_test_code
+from precisionlint.checks._fp8_recipes import WORDS as RECIPE_WORDS
 from precisionlint.core.model import Finding, Severity
 
 CODE = "PL304"
@@ -105,6 +106,8 @@ SEVERITY = Severity.ERROR
 SUMMARY = "FP8, MXFP8 or NVFP4 training on a GPU that cannot run it (FP8 needs compute capability 8.9+)."
 TARGET = "settings"
 READS = "any-framework, torch, launchers"
+CONFIG_WORDS: tuple[bytes, ...] = (b"--fp4-",)  # Megatron-LM launches: --fp4-format / --fp4-recipe
+PYTHON_WORDS: tuple[bytes, ...] = tuple(word.encode() for word in RECIPE_WORDS)
 NEEDS_PROJECT = True  # reads the project around the file: pins, linked files or the accelerator it targets
 NEEDS_GPU = True
 

@@ -95,6 +95,7 @@ SEVERITY = Severity.ERROR
 SUMMARY = "A precision value or API that the project's pinned framework version rejects."
 TARGET = "settings"
 READS = "lightning, hf, torch, pins"
+PYTHON_WORDS: tuple[bytes, ...] = (b"autocast", b"GradScaler", b"custom_fwd", b"custom_bwd")  # torch.amp APIs
 NEEDS_PROJECT = True  # reads the project around the file: pins, linked files or the accelerator it targets
 FIXABLE = True
 

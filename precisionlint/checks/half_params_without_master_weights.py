@@ -94,6 +94,7 @@ SEVERITY = Severity.WARNING
 SUMMARY = "An optimizer updates float16/bfloat16 parameters directly, with no float32 master weights."
 TARGET = "script"
 READS = "torch"
+PYTHON_WORDS: tuple[bytes, ...] = (b"half", b"float16")
 
 _LOST = {"float16": "2**-11", "bfloat16": "2**-8 (~0.4%)"}
 

@@ -44,6 +44,8 @@ SEVERITY = Severity.INFO
 SUMMARY = "CUDA autocast without dtype= silently runs float16."
 TARGET = "script"
 READS = "torch"
+PYTHON_WORDS: tuple[bytes, ...] = (b"autocast",)
+MODEL_WORDS: tuple[str, ...] = ("autocast",)
 
 
 def check(ctx: CheckContext) -> Iterator[Finding]:

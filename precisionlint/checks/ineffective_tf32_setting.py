@@ -56,6 +56,8 @@ SEVERITY = Severity.WARNING
 SUMMARY = "A TF32 setting that cannot do what its code means: gated at compute capability 7, or off in an enable."
 TARGET = "script"
 READS = "torch"
+PYTHON_WORDS: tuple[bytes, ...] = (b"tf32", b"fp32_precision", b"precision")
+MODEL_WORDS: tuple[str, ...] = ("tf32", "fp32_precision", "matmul_precision")  # the TF32 switches the model records
 
 
 def check(ctx: CheckContext) -> Iterator[Finding]:

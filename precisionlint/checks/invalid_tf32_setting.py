@@ -52,6 +52,7 @@ SEVERITY = Severity.ERROR
 SUMMARY = "A float32 matmul precision other than highest, high or medium (PyTorch ignores it)."
 TARGET = "settings"
 READS = "trainer_config, torch"
+PYTHON_WORDS: tuple[bytes, ...] = (b"precision",)
 FIXABLE = True
 
 

@@ -44,6 +44,8 @@ SEVERITY = Severity.INFO
 SUMMARY = "An FSDP policy computes in 16 bits and reduces gradients across ranks in 16 bits too."
 TARGET = "script"
 READS = "torch"
+PYTHON_WORDS: tuple[bytes, ...] = (b"precision", b"float16")
+MODEL_WORDS: tuple[str, ...] = ("MixedPrecisionPolicy",)  # FSDP2's policy (checks/_fsdp.py)
 
 _SHORT = {"float16": "float16", "bfloat16": "bfloat16"}
 

@@ -77,6 +77,8 @@ SEVERITY = Severity.ERROR
 SUMMARY = "A loss computed under float16 autocast is backpropagated without a GradScaler."
 TARGET = "script"
 READS = "torch"
+PYTHON_WORDS: tuple[bytes, ...] = (b"autocast", b"float16")
+MODEL_WORDS: tuple[str, ...] = ("autocast", "MixedPrecisionPolicy")  # FSDP2's policy (checks/_fsdp.py)
 
 
 def check(ctx: CheckContext) -> Iterator[Finding]:

@@ -54,6 +54,8 @@ SEVERITY = Severity.ERROR
 SUMMARY = "Legacy allow_tf32 / float32_matmul_precision mixed with the new fp32_precision API (RuntimeError on 2.9+)."
 TARGET = "script"
 READS = "torch"
+PYTHON_WORDS: tuple[bytes, ...] = (b"tf32", b"fp32_precision", b"precision")
+MODEL_WORDS: tuple[str, ...] = ("tf32", "fp32_precision", "matmul_precision")  # the TF32 switches the model records
 
 
 def check(ctx: CheckContext) -> Iterator[Finding]:

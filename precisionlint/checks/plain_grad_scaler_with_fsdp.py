@@ -46,6 +46,8 @@ SEVERITY = Severity.WARNING
 SUMMARY = "A plain GradScaler under FSDP1 float16: ranks skip overflowed steps on their own; use ShardedGradScaler."
 TARGET = "script"
 READS = "torch"
+PYTHON_WORDS: tuple[bytes, ...] = (b"GradScaler", b"precision")
+MODEL_WORDS: tuple[str, ...] = ("GradScaler", ".scale(", "unscale_", "MixedPrecision(")  # FSDP1's policy
 
 
 def check(ctx: CheckContext) -> Iterator[Finding]:

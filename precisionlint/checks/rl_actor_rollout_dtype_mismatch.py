@@ -87,6 +87,8 @@ SEVERITY = Severity.WARNING
 SUMMARY = "An RL run trains the actor in fp16 and samples with a bf16 rollout engine, or the reverse."
 TARGET = "settings"
 READS = "rl, launchers, pins"
+CONFIG_WORDS: tuple[bytes, ...] = (b"fp16", b"float16")
+PYTHON_WORDS: tuple[bytes, ...] = (b"fp16", b"float16")
 NEEDS_PROJECT = True  # reads the project around the file: a verl checkout's defaults, TRL's pinned version
 
 

@@ -44,6 +44,10 @@ SEVERITY = Severity.ERROR
 SUMMARY = "optimizer.step() is called directly after a scaled backward, bypassing scaler.step()."
 TARGET = "script"
 READS = "torch"
+PYTHON_WORDS: tuple[bytes, ...] = (b"GradScaler", b".scale(")
+# The model knows a GradScaler only by its construction, `x.scale(loss)` or `x.unscale_(optimizer)`: a name that
+# merely says "scaler" (a Trainer's `scaler` property, a comment) gives it no scaler.
+MODEL_WORDS: tuple[str, ...] = ("GradScaler", ".scale(", "unscale_")
 
 
 def check(ctx: CheckContext) -> Iterator[Finding]:

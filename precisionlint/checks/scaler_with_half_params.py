@@ -49,6 +49,8 @@ SEVERITY = Severity.ERROR
 SUMMARY = "A GradScaler (or fp16=True) over float16 parameters: 'Attempting to unscale FP16 gradients'."
 TARGET = "script"
 READS = "torch, hf"
+PYTHON_WORDS: tuple[bytes, ...] = (b"GradScaler", b"half", b"float16", b"fp16")
+MODEL_WORDS: tuple[str, ...] = ("GradScaler",)
 
 _KEEPS_FP32_TRAINABLE = ("peft", "bitsandbytes", "deepspeed", "apex")
 _QUANTIZED = ("load_in_8bit", "load_in_4bit", "quantization_config")

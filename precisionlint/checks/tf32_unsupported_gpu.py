@@ -65,6 +65,7 @@ SEVERITY = Severity.INFO
 SUMMARY = "A TF32 setting for a GPU without TF32 (before Ampere): no effect, or a ValueError in Transformers."
 TARGET = "settings"
 READS = "hf, trainer_config, torch"
+PYTHON_WORDS: tuple[bytes, ...] = (b"tf32", b"fp32_precision", b"precision")
 NEEDS_PROJECT = True  # reads the project around the file: pins, linked files or the accelerator it targets
 NEEDS_GPU = True
 

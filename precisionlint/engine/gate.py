@@ -5,28 +5,20 @@ from __future__ import annotations
 
 import re
 
+
 # A Python file that passes the prefilter gets the training-step model (the script rules' one input) only when
 # its text holds one of these words: every fact the model can report a finding on is spelled with one of them
 # (autocast regions, GradScaler objects and their calls, TF32 switches, the deprecated torch.cuda.amp names). The
 # rest pass the prefilter for "precision", "fp16" or "bf16" alone (a metric, a CLI flag, a TrainingArguments call):
-# their settings are still checked, but no model is built. tests/test_script_gate.py checks every script rule's
-# cases against this gate.
-SCRIPT_MODEL_WORDS: tuple[str, ...] = (
-    "autocast",
-    # A GradScaler is known to the model only by its construction, `x.scale(loss)` or `x.unscale_(optimizer)`:
-    # a name that merely says "scaler" (a Trainer's `scaler` property, a comment) gives the rules no scaler.
-    "GradScaler",
-    ".scale(",
-    "unscale_",  # the whole name (see _WHOLE_NAMES): Lightning's `unscale_gradients` is another method
-    "custom_fwd",
-    "custom_bwd",
-    "tf32",
-    "fp32_precision",
-    "is_bf16_supported",  # emulated-bf16-selection: a dtype chosen by torch.cuda.is_bf16_supported()
-    "matmul_precision",  # torch.set_float32_matmul_precision (the TF32 state model)
-    "MixedPrecisionPolicy",  # FSDP2's policy (checks/_fsdp.py): missing-grad-scaler, low-precision-gradient-reduction
-    "MixedPrecision(",  # FSDP1's: plain-grad-scaler-with-fsdp
-)
+# their settings are still checked, but no model is built. They are the MODEL_WORDS the script rules declare (as
+# the generated catalog copies them); tests/test_script_gate.py checks every script rule's cases against this gate.
+def _model_words() -> tuple[str, ...]:
+    from precisionlint.checks.catalog import RULE_WORDS
+
+    return tuple(sorted({word for row in RULE_WORDS for word in row[3]}))
+
+
+SCRIPT_MODEL_WORDS: tuple[str, ...] = _model_words()
 # A half-precision cast (`model.half()`, `.to(torch.float16)`, `torch.bfloat16`) without any word above matters
 # only to the rules about what updates half-precision weights: an optimizer of torch.optim over them
 # (half-params-without-master-weights, adam-eps-underflow-fp16: the model records only the constructors of
@@ -72,7 +64,8 @@ def _optimizer_words() -> tuple[str, ...]:
 _OPTIMIZER_WORDS: tuple[str, ...] = ()
 
 
-# Words of SCRIPT_MODEL_WORDS that count only as a whole name: the model looks for the method of that exact name.
+# Words of SCRIPT_MODEL_WORDS that count only as a whole name: the model looks for the method of that exact name
+# (Lightning's `unscale_gradients` is another method than a GradScaler's `unscale_`).
 _WHOLE_NAMES = frozenset({"unscale_"})
 
 

@@ -5,49 +5,22 @@ from __future__ import annotations
 from precisionlint.core.model import Format
 from precisionlint.engine.decoding import wide_encoding
 
+
 # The cheap text prefilter: a file that contains none of these byte strings cannot hold a finding of any
-# rule, so it is neither decoded nor parsed. Whoever adds a rule that can fire without one of these words
-# must add its word here (tests/test_engine.py checks every rule case against this list).
-CONFIG_KEYWORDS: tuple[bytes, ...] = (
-    b"precision",  # precision, mixed_precision, tf32_matmul_precision
-    b"fp16",
-    b"bf16",
-    b"bfloat16",
-    b"tf32",
-    b"float16",
-    b"fp8",
-    b"loss_scale",
-    b'"amp"',
-    b"amp:",
-    b"amp =",
-    b"AMP:",  # Detectron2 (yacs): SOLVER.AMP.ENABLED
-    b"_component_: torchtune.",  # a torchtune recipe's `dtype: half` names no precision word (PL101)
-    b'"_component_": "torchtune.',
-    b"deepspeed_config",  # a launcher's --deepspeed_config: read with the script it starts (PL404)
-    b"--fp4-",  # a Megatron-LM launch's --fp4-format / --fp4-recipe (PL304), which names no other word here
-)
-PYTHON_KEYWORDS: tuple[bytes, ...] = (
-    b"autocast",
-    b"GradScaler",
-    b".scale(",
-    b"custom_fwd",
-    b"custom_bwd",
-    b"half",
-    b"float16",  # also bfloat16
-    b"precision",
-    b"fp16",
-    b"bf16",
-    b"tf32",
-    b"fp32_precision",
-    b"deepspeed=",  # TrainingArguments(deepspeed="ds.json"): compared with the DeepSpeed file it names
-    b"AmpOptimWrapper",  # MMEngine configs: loss_scale / dtype of the AMP optimizer wrapper
-    # fp8-unsupported-gpu: Transformer Engine recipes and torchao float8 training (checks/_fp8_recipes.WORDS)
-    b"DelayedScaling",
-    b"CurrentScaling",
-    b"BlockScaling",
-    b"Float8LinearConfig",
-    b"convert_to_float8_training",
-)
+# rule, so it is neither decoded nor parsed. They are the words the rules and the frameworks declare (CONFIG_WORDS,
+# PYTHON_WORDS next to each check and in each framework module), as the generated catalog copies them: a rule that
+# can fire without one of the words it declares must declare the word (tests/test_engine.py checks every rule case
+# against these lists, tests/test_gate_words.py each rule's cases against its own words).
+def _declared(python: bool) -> tuple[bytes, ...]:
+    from precisionlint.checks.catalog import FRAMEWORK_WORDS, RULE_WORDS
+
+    words = {word for _, config, script, _ in RULE_WORDS for word in (script if python else config)}
+    words.update(word for _, config, script in FRAMEWORK_WORDS for word in (script if python else config))
+    return tuple(sorted(words))
+
+
+CONFIG_KEYWORDS: tuple[bytes, ...] = _declared(python=False)  # TOML, YAML, JSON and launch scripts
+PYTHON_KEYWORDS: tuple[bytes, ...] = _declared(python=True)  # Python files and notebooks
 
 
 def _scan_plan(words: tuple[bytes, ...], gates: tuple[bytes, ...]) -> tuple[tuple[bytes, tuple[bytes, ...]], ...]:

@@ -15,6 +15,9 @@ from precisionlint.frameworks.base import CERTAIN, LIKELY, Facts, Mode, Row, Sec
 
 NAME = "accelerate"
 TITLE = "Accelerate"
+# What a config, or a Python file, that it reads a setting from holds (one of them at least: engine.prefilter).
+CONFIG_WORDS: tuple[bytes, ...] = (b"precision",)
+PYTHON_WORDS: tuple[bytes, ...] = (b"precision",)
 
 MIXED_PRECISION = ("no", "fp16", "bf16", "fp8")
 MODES = {"no": Mode("fp32", "true"), "fp16": Mode("fp16", "mixed"), "bf16": Mode("bf16", "mixed"),

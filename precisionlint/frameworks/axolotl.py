@@ -25,6 +25,9 @@ from precisionlint.frameworks.base import (
 
 NAME = "axolotl"
 TITLE = "axolotl"
+# What a config, or a Python file, that it reads a setting from holds (one of them at least: engine.prefilter).
+CONFIG_WORDS: tuple[bytes, ...] = (b"fp16", b"bf16", b"tf32", b"fp8")
+PYTHON_WORDS: tuple[bytes, ...] = ()
 
 
 def _switch(key: str, dtype: str, extra: tuple[str, ...] = ()) -> Vocabulary:

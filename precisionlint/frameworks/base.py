@@ -4,6 +4,8 @@ A framework module (precisionlint/frameworks/<name>.py) has
 
     NAME       the framework's id, as Setting.framework carries it ("composer")
     TITLE      how messages name it ("MosaicML Composer")
+    CONFIG_WORDS, PYTHON_WORDS  bytes that a config (or a Python file) it reads a setting from holds: the engine's
+               prefilter reads no file that holds none of them, nor any rule's words (checks/catalog.py copies them)
     attribute(root, facts) -> Iterator[Section]
                its evidence: the sections of a config tree it reads, each with a confidence and the evidence
                in words. A section nobody claims is not checked by framework rules: silence, not a guess.

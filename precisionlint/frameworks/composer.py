@@ -16,6 +16,9 @@ from precisionlint.frameworks.base import CERTAIN, LIKELY, Facts, Mode, Row, Sec
 
 NAME = "composer"
 TITLE = "Composer"
+# What a config, or a Python file, that it reads a setting from holds (one of them at least: engine.prefilter).
+CONFIG_WORDS: tuple[bytes, ...] = (b"precision",)
+PYTHON_WORDS: tuple[bytes, ...] = (b"precision",)
 
 PRECISION = ("fp32", "amp_fp16", "amp_bf16", "amp_fp8")
 MODES = {"fp32": Mode("fp32", "true"), "amp_fp16": Mode("fp16", "mixed"), "amp_bf16": Mode("bf16", "mixed"),

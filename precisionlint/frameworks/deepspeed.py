@@ -16,6 +16,9 @@ from precisionlint.frameworks.base import CERTAIN, LIKELY, Facts, Row, Section, 
 
 NAME = "deepspeed"
 TITLE = "DeepSpeed"
+# What a config, or a Python file, that it reads a setting from holds (one of them at least: engine.prefilter).
+CONFIG_WORDS: tuple[bytes, ...] = (b"fp16", b"bf16", b"bfloat16", b'"amp"', b"amp:", b"amp =", b"loss_scale")
+PYTHON_WORDS: tuple[bytes, ...] = ()
 VOCABULARIES: dict[str, Any] = {}
 
 BF16_LOSS_SCALING = "bf16_loss_scaling"

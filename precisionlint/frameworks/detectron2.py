@@ -14,6 +14,9 @@ from precisionlint.frameworks.base import CERTAIN, Facts, Mode, Row, Section, Vo
 
 NAME = "detectron2"
 TITLE = "Detectron2"
+# What a config, or a Python file, that it reads a setting from holds (one of them at least: engine.prefilter).
+CONFIG_WORDS: tuple[bytes, ...] = (b"AMP:",)  # SOLVER.AMP
+PYTHON_WORDS: tuple[bytes, ...] = ()
 
 
 def _suggest(value: Any) -> list[Any]:

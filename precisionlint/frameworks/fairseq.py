@@ -26,6 +26,9 @@ from precisionlint.frameworks.base import (
 
 NAME = "fairseq"
 TITLE = "fairseq"
+# What a config, or a Python file, that it reads a setting from holds (one of them at least: engine.prefilter).
+CONFIG_WORDS: tuple[bytes, ...] = (b"fp16", b"bf16")
+PYTHON_WORDS: tuple[bytes, ...] = ()
 
 
 def _switch(key: str, dtype: str) -> Vocabulary:

@@ -17,6 +17,9 @@ from precisionlint.frameworks.base import CERTAIN, LIKELY, Facts, Row, Section, 
 
 NAME = "hf"
 TITLE = "Transformers TrainingArguments"
+# What a config, or a Python file, that it reads a setting from holds (one of them at least: engine.prefilter).
+CONFIG_WORDS: tuple[bytes, ...] = (b"fp16", b"bf16", b"tf32")
+PYTHON_WORDS: tuple[bytes, ...] = (b"fp16", b"bf16", b"tf32")
 SHORT = "Transformers"  # in `precisionlint rules`, where the list is of frameworks
 HALF_PRECISION_BACKEND = ("auto", "apex", "cpu_amp")
 VOCABULARIES: dict[str, Any] = {}

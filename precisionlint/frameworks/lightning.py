@@ -20,6 +20,9 @@ from precisionlint.frameworks.base import CERTAIN, LIKELY, Facts, Mode, Row, Sec
 
 NAME = "lightning"
 TITLE = "Lightning"
+# What a config, or a Python file, that it reads a setting from holds (one of them at least: engine.prefilter).
+CONFIG_WORDS: tuple[bytes, ...] = (b"precision",)
+PYTHON_WORDS: tuple[bytes, ...] = (b"precision",)
 
 PRECISION = (
     "transformer-engine",

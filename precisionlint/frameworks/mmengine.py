@@ -18,6 +18,9 @@ from precisionlint.frameworks.base import CERTAIN, Mode, Vocabulary, exact
 
 NAME = "mmengine"
 TITLE = "MMEngine"
+# What a config, or a Python file, that it reads a setting from holds (one of them at least: engine.prefilter).
+CONFIG_WORDS: tuple[bytes, ...] = ()
+PYTHON_WORDS: tuple[bytes, ...] = (b"AmpOptimWrapper",)
 
 DTYPES = ("float16", "bfloat16", "float32", "float64")
 MODES = {"float16": Mode("fp16", "mixed"), "bfloat16": Mode("bf16", "mixed"), "float32": Mode("fp32", "true"),

@@ -22,6 +22,9 @@ from precisionlint.frameworks.base import CERTAIN, Facts, Row, Section, Vocabula
 
 NAME = "nemo"
 TITLE = "NeMo (Megatron)"
+# What a config, or a Python file, that it reads a setting from holds (one of them at least: engine.prefilter).
+CONFIG_WORDS: tuple[bytes, ...] = (b"precision",)
+PYTHON_WORDS: tuple[bytes, ...] = ()
 
 VOCABULARY = Vocabulary(
     framework=NAME, title=TITLE, key="precision", accepted=lightning.PRECISION, canonical=lightning.canonical,

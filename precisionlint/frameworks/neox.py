@@ -26,6 +26,9 @@ from precisionlint.frameworks.base import (
 
 NAME = "neox"
 TITLE = "GPT-NeoX"
+# What a config, or a Python file, that it reads a setting from holds (one of them at least: engine.prefilter).
+CONFIG_WORDS: tuple[bytes, ...] = (b"precision", b"fp16", b"bf16")
+PYTHON_WORDS: tuple[bytes, ...] = ()
 
 PRECISION = ("fp16", "fp32", "bfloat16")
 MODES = {"fp16": Mode("fp16", "mixed"), "bfloat16": Mode("bf16", "mixed"), "fp32": Mode("fp32", "true")}

@@ -14,6 +14,10 @@ from precisionlint.frameworks.base import CERTAIN, Facts, Mode, Row, Section, Vo
 
 NAME = "torchtune"
 TITLE = "torchtune"
+# What a config, or a Python file, that it reads a setting from holds (one of them at least: engine.prefilter).
+# a recipe's `dtype: half` names no precision word
+CONFIG_WORDS: tuple[bytes, ...] = (b"_component_: torchtune.", b'"_component_": "torchtune.')
+PYTHON_WORDS: tuple[bytes, ...] = ()
 
 DTYPES = ("bf16", "fp32", "fp16", "fp64")
 MODES = {"bf16": Mode("bf16", "true"), "fp32": Mode("fp32", "true"), "fp16": Mode("fp16", "true"),

@@ -14,6 +14,9 @@ from precisionlint.frameworks.base import CERTAIN, Facts, Row, Section, child_ma
 
 NAME = "trainer_config"
 TITLE = "the trainer_config factory"
+# What a config, or a Python file, that it reads a setting from holds (one of them at least: engine.prefilter).
+CONFIG_WORDS: tuple[bytes, ...] = (b"precision",)
+PYTHON_WORDS: tuple[bytes, ...] = ()
 SHORT = "[trainer_config]"  # in `precisionlint rules`: the table as users write it
 SETTINGS_FRAMEWORK = "lightning"  # the settings it maps are read by Lightning and torch
 
