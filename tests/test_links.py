@@ -254,7 +254,7 @@ def test_a_file_that_says_deepspeed_but_builds_no_training_arguments_is_not_walk
     strategy = "import deepspeed\n\nclass Strategy:\n    def setup(self):\n        deepspeed.initialize(model=m)\n"
     document = Document("strategy.py", strategy, "python", tree=ast.parse(strategy))
     assert list(python_links(document)) == []
-    assert "_python_index" not in document.__dict__
+    assert document.python_index is None
     script = "from transformers import TrainingArguments as TA, TrainingArguments\n" \
              "args = TrainingArguments('out', deepspeed='ds_config.json', fp16=True)\n"
     document = Document("train.py", script, "python", tree=ast.parse(script))

@@ -157,7 +157,8 @@ def test_a_fix_that_cannot_be_mapped_to_one_cell_is_withdrawn_with_the_reason() 
     program = document.text
     across = Edit(program.index("GradScaler\n"), program.index("scaler ="), "x")
     magic = Edit(0, 4, "import os")
-    remap = document.__dict__["remap_findings"]
+    remap = document.remap_findings
+    assert remap is not None
     found = remap([Finding("PL207", "deprecated-amp-api", Severity.WARNING, "train.ipynb", Span(4, 1, 4, 5), "m",
                            fix=Fix("d", "safe", (edit,))) for edit in (across, magic)])
     assert [f.fix for f in found] == [None, None]

@@ -185,7 +185,7 @@ def test_a_file_that_names_no_framework_call_is_not_walked(tmp_path: Path) -> No
     plain = "import torch\nmodel = torch.nn.Linear(2, 2).half()\n"
     document = Document("train.py", plain, "python", tree=ast.parse(plain))
     assert python_settings(document) == []
-    assert "_python_index" not in document.__dict__
+    assert document.python_index is None
     aliased = "from lightning import Trainer as T\nT(precision='16-mixed')\n"
     document = Document("train.py", aliased, "python", tree=ast.parse(aliased))
     assert [(s.name, s.value) for s in python_settings(document)] == [("precision", "16-mixed")]
@@ -201,7 +201,7 @@ def test_a_file_that_passes_no_setting_keyword_is_not_walked() -> None:
     hinted = "from lightning import Trainer\n\ndef setup(trainer: Trainer) -> None:\n    trainer.fit(model)\n"
     document = Document("callbacks.py", hinted, "python", tree=ast.parse(hinted))
     assert python_settings(document) == []
-    assert "_python_index" not in document.__dict__
+    assert document.python_index is None
     for between in ("", " ", "\n    ", " \\\n    ", "  # mixed precision\n    "):
         text = f"from lightning import Trainer\nTrainer(\n    precision{between}='bf16-mixed',\n)\n"
         document = Document("train.py", text, "python", tree=ast.parse(text))

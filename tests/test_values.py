@@ -230,9 +230,9 @@ def _project_candidates(tmp_path: Path, script: str, launchers: dict[str, str], 
     text = path.read_text()
     tree = ast.parse(text)
     document = Document(str(path), text, "python", tree=tree)
-    from precisionlint.engine.check import LAUNCH_LINES, launch_lines_of
+    from precisionlint.engine.check import launch_lines_of
 
-    document.__dict__[LAUNCH_LINES] = launch_lines_of  # as the engine does for a script it loads
+    document.launch_lines = launch_lines_of  # as the engine does for a script it loads
     finder = document_finder(document)
     assert finder is not None
     call = next(n for n in ast.walk(tree) if isinstance(n, ast.Call) and n.lineno == line and n.keywords)
@@ -358,7 +358,7 @@ def test_without_a_project_file_only_the_scripts_own_folder_is_read(tmp_path: Pa
     """A folder of scripts with no project file or .git above it: its "project" reaches up to the file system's
     root, which is not walked for launch lines; the script's own folder is."""
     from precisionlint.core.model import Document
-    from precisionlint.engine.check import LAUNCH_LINES, launch_lines_of
+    from precisionlint.engine.check import launch_lines_of
     from precisionlint.project import forget
 
     forget()
@@ -372,7 +372,7 @@ def test_without_a_project_file_only_the_scripts_own_folder_is_read(tmp_path: Pa
     assert launch_lines_of(document) == []
     (folder / "run.sh").write_text("python train.py --precision 16-mixed\n")
     forget()
-    document.__dict__[LAUNCH_LINES] = launch_lines_of
+    document.launch_lines = launch_lines_of
     finder = document_finder(document)
     assert finder is not None
     call = next(n for n in ast.walk(document.tree) if isinstance(n, ast.Call) and n.lineno == 6 and n.keywords)

@@ -135,7 +135,7 @@ class CheckContext:
         """Settings whose value reaches a framework's call through the script (an argparse default, an arm of a
         conditional, a helper's return: precisionlint.values.settings), each at the span where it is written.
         A rule that judges values reads them beside `settings`; report() then names where each comes from."""
-        if not self.document.__dict__.get("_unresolved_python_values"):
+        if not self.document.unresolved_values:
             return []
         from precisionlint.checks._attribution import is_test_code
 
@@ -166,13 +166,12 @@ class CheckContext:
     @property
     def script(self) -> ScriptModel:
         """The training-step model of a Python document, built once per document and shared by all rules."""
-        cached = self.document.__dict__.get("_script_model")
+        cached = self.document.script_model
         if cached is None:
             from precisionlint.script.build import build_script_model
 
-            cached = build_script_model(self.document)
-            self.document.__dict__["_script_model"] = cached
-        return cached
+            cached = self.document.script_model = build_script_model(self.document)
+        return cached  # type: ignore[no-any-return]
 
     @property
     def project(self) -> Project:
@@ -204,7 +203,7 @@ class CheckContext:
         config keys) are reported at one keyword; a value written in this file is known by `span`."""
         message, *notes = message.split("\n")
         if origin is None or not origin.call.path:  # a value written in this file: its place says it all
-            origins = self.document.__dict__.get("_value_origins")
+            origins = self.document.value_origins
             origin = origins.get(span) if origins else None
         if origin is not None:
             # A value reached through the script (reached_settings): say where it comes from and when; a value on

@@ -80,7 +80,7 @@ def mismatched(pairing: Pairing) -> bool:
 
 def pairings(ctx: CheckContext) -> list[Pairing]:
     """Every actor/rollout pairing the checked document states (cached on the document: two rules ask)."""
-    cached = ctx.document.__dict__.get("_rl_pairings")
+    cached = ctx.document.rl_pairings
     if cached is None:
         found: list[Pairing] = []
         fmt = ctx.document.format
@@ -92,7 +92,7 @@ def pairings(ctx: CheckContext) -> list[Pairing]:
             found.extend(_launch_lines(ctx))
         elif fmt == "python":
             found.extend(_trl_python(ctx))
-        cached = ctx.document.__dict__["_rl_pairings"] = found
+        cached = ctx.document.rl_pairings = found
     return cached  # type: ignore[no-any-return]
 
 

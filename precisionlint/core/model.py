@@ -9,6 +9,7 @@ of `check` pays.
 from __future__ import annotations
 
 import enum
+from collections.abc import Callable
 from typing import Any, Literal, NamedTuple
 
 
@@ -239,12 +240,24 @@ def line_starts(text: str) -> list[int]:
     return starts
 
 
+class NotYet(enum.Enum):
+    """A derived field of a Document not computed yet, where None is an answer of its own."""
+
+    NOT_YET = 0
+
+
+NOT_YET = NotYet.NOT_YET
+
+
 class Document:
     """A loaded file: its text, the canonical settings it holds, and the parsed tree for later passes.
 
     `tree` is the format's own parse result: the position tree of precisionlint.sources.tree for TOML and
-    JSON, a list of them (one per YAML document) for YAML, or an `ast.Module` for Python. Later passes cache
-    what they derive (line starts, the script model) in the instance's __dict__.
+    JSON, a list of them (one per YAML document) for YAML, or an `ast.Module` for Python.
+
+    The other fields hold what later passes derive from the document, computed once and shared by every pass and
+    rule that asks (None, or NOT_YET where None is an answer: not computed yet). Their values are objects of the
+    layers above this one, typed here as Any and named in the comments.
     """
 
     def __init__(
@@ -257,6 +270,40 @@ class Document:
         self.tree = tree
         # Keys a YAML mapping repeats (loaded last-wins, as PyYAML does): (key, (line, column) of each occurrence).
         self.duplicate_keys: list[tuple[str, tuple[tuple[int, int], ...]]] = []
+        # Where the document is on disk when that is not `path` (project.disk_path); nothing sets it yet.
+        self.fs_path: str | None = None
+        self._line_starts: list[int] | None = None  # line_starts; a loader may set its parser's own
+        # The loaders (sources/)
+        self.python_index: Any = None  # the whole tree's python_index.PythonIndex
+        self.python_index_on_lines: tuple[Any, Any] | None = None  # (lines, PythonIndex pruned to those lines)
+        self.preferred_quote: str | None = None  # the quote a Python file writes most (setting_edits)
+        # A notebook: its findings, on the lines of the joined cells, as lines of each cell; and the document a
+        # fix edits and verifies (the notebook's JSON text, not the program of its cells).
+        self.remap_findings: Callable[[list[Finding]], list[Finding]] | None = None
+        self.fix_document: Document | None = None
+        # The frameworks' Python calls (frameworks/python_calls.py)
+        self.setting_lines: list[int] | None | NotYet = NOT_YET  # the lines that may pass a setting (None: all)
+        self.unresolved_values: list[tuple[Setting, Any]] = []  # (setting, its value's ast.expr): not literals
+        # The value layer (values/settings.py)
+        self.value_finder: Any = NOT_YET  # values.candidates.Finder, None for a document without a Python tree
+        self.scopes: tuple[Any, Any, Any] | None = None  # (tree, script.scopes.ScopeTable, script.values.Resolver)
+        self.reached_settings: list[Setting] | None = None  # a Setting per candidate value of unresolved_values
+        self.value_origins: dict[Span, Any] | None = None  # span of a reached setting -> values.settings.Origin
+        # The launch lines of the project that start this script (the engine sets the function: values.launched)
+        self.launch_lines: Callable[[Document], list[Any]] | None = None
+        # The training-step model (script.model.ScriptModel), built once for every script rule
+        self.script_model: Any = None
+        # The project around the file (project/)
+        self.project: Any = None  # project.Project
+        self.parents: dict[int, Any] | None = None  # id(ast node) -> its parent node (project.scripts)
+        self.mentions: dict[tuple[str, ...], bool] | None = None  # whether the script reads these option names
+        self.loaded_configs: dict[str, Any] | None = None  # name -> project.links.LoadedConfig
+        # A config that a project's script loads (project.config_readers): the place a reader reads each setting
+        # (a related location of its findings), and the reads that take a whole section (scope -> Read)
+        self.reader_related: dict[Span, Related] | None = None
+        self.complete_reads: dict[str, Any] | None = None
+        # Rules' shared derivations (checks/)
+        self.rl_pairings: list[Any] | None = None  # checks._rl_dtypes.Pairing of the actor and rollout dtypes
 
     def __repr__(self) -> str:
         return f"Document({self.path!r}, {self.format}, {len(self.settings)} settings)"
@@ -271,10 +318,15 @@ class Document:
 
     @property
     def line_starts(self) -> list[int]:
-        cached = self.__dict__.get("_line_starts")
+        cached = self._line_starts
         if cached is None:
-            cached = self.__dict__["_line_starts"] = line_starts(self.text)
+            cached = self._line_starts = line_starts(self.text)
         return cached
+
+    @line_starts.setter
+    def line_starts(self, starts: list[int]) -> None:
+        """The lines as the document's parser counted them (old-Mac or mixed line endings)."""
+        self._line_starts = starts
 
     def position(self, offset: int) -> tuple[int, int]:
         """1-based (line, column) of a character offset."""

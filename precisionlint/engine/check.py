@@ -162,11 +162,8 @@ def _check_bytes(display: str, data: bytes, fmt: Format, options: EngineOptions)
         except (RecursionError, MemoryError):
             pass
     elif fmt == "python":
-        document.__dict__[LAUNCH_LINES] = launch_lines_of  # asked only when a rule judges an option's default
+        document.launch_lines = launch_lines_of  # asked only when a rule judges an option's default
     return run_rules(document, options)
-
-
-LAUNCH_LINES = "_launch_lines"  # values.launched reads the script's launch lines through it
 
 
 def launch_lines_of(document: Document) -> list[Any]:
@@ -247,11 +244,11 @@ def run_rules(document: Document, options: EngineOptions) -> FileResult:
             findings.append(engine_finding(LIMIT_EXCEEDED, document.path, (
                 f"ran out of memory {_MEMORY_LIMIT} while reading its suppression comments; its findings are "
                 "shown without them")))
-    readers = document.__dict__.get("reader_related")
+    readers = document.reader_related
     if readers:  # a config value a script hands to a framework: the call that reads it, beside the finding
         findings = [f._replace(related=(*f.related, readers[f.span])) if f.span in readers else f
                     for f in findings]
-    remap = document.__dict__.get("remap_findings")
+    remap = document.remap_findings
     if remap is not None:  # a notebook: lines of the joined cells become lines of each cell
         findings = remap(findings)
     return FileResult(document.path, findings, document=document, internal_error=internal,

@@ -53,7 +53,7 @@ def release(result: FileResult) -> None:
     collecting = gc.isenabled()
     gc.disable()
     try:
-        model = document.__dict__.get("_script_model")
+        model = document.script_model
         if model is not None:
             model.release()
         del document, model

@@ -242,7 +242,7 @@ def _fix_passes(display: str, text: str, fmt: Format, options: EngineOptions, un
             break
         refused: list[Refusal] = []
         # A notebook's fixes edit its JSON text (the document checked is the program of its cells).
-        target = result.document.__dict__.get("fix_document", result.document)
+        target = result.document.fix_document or result.document
         chosen = select_fixes(target, [fix for fix, _ in groups], options.limits, refused)
         refusals = {_fix_key(r.fix): r.reason for r in refused}
         if not chosen:

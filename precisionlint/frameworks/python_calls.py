@@ -11,11 +11,9 @@ import ast
 import re
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from precisionlint.core.model import UNRESOLVED, Confidence, Document, Setting
+from precisionlint.core.model import NOT_YET, UNRESOLVED, Confidence, Document, Setting
 from precisionlint.frameworks import hf, mmengine
 from precisionlint.sources.literal import literal_eval
-
-PENDING = "_unresolved_python_values"  # precisionlint.values.settings.PENDING
 
 if TYPE_CHECKING:
     from precisionlint.sources.python_index import PythonIndex
@@ -119,10 +117,10 @@ def setting_lines(text: str) -> list[int] | None:
 
 def document_setting_lines(document: Document) -> list[int] | None:
     """setting_lines() of the document's text, found once per document for every pass that asks."""
-    cache = document.__dict__
-    if "_setting_lines" not in cache:
-        cache["_setting_lines"] = setting_lines(document.text)
-    return cache["_setting_lines"]  # type: ignore[no-any-return]
+    found = document.setting_lines
+    if found is NOT_YET:
+        found = document.setting_lines = setting_lines(document.text)
+    return found
 
 
 def may_pass_a_precision_setting(text: str) -> bool:
@@ -234,7 +232,7 @@ def python_settings(document: Document) -> list[Setting]:
                 settings.append(setting)
                 if not setting.resolved:
                     # the value layer (precisionlint.values.settings) follows it when a rule asks
-                    document.__dict__.setdefault(PENDING, []).append((setting, value_node))
+                    document.unresolved_values.append((setting, value_node))
     return settings
 
 

@@ -379,14 +379,14 @@ def pins_signature(folder: str, taken: dict[str, str] | None = None, now_ns: int
 def disk_path(document: Document) -> str:
     """Where a checked document is on disk (the engine records it beside the path findings show), the path
     that the paths written in it resolve from."""
-    return document.__dict__.get("fs_path") or document.path
+    return document.fs_path or document.path
 
 
 def project_of(document: Document) -> Project:
     """The project of a document, built once per document."""
-    cached = document.__dict__.get("_project")
+    cached = document.project
     if cached is None:
-        cached = document.__dict__["_project"] = project_for(disk_path(document))
+        cached = document.project = project_for(disk_path(document))
     return cached
 
 

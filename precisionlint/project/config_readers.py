@@ -521,15 +521,15 @@ def attribute_by_readers(document: Document) -> None:
         for setting in found:
             related[setting.span] = related[setting.key_span] = place
     document.settings = settings
-    document.__dict__["reader_related"] = related
-    document.__dict__["complete_reads"] = complete
+    document.reader_related = related
+    document.complete_reads = complete
 
 
 def reads_whole(document: Document, scope: str, keys: tuple[str, ...]) -> Read | None:
     """The read that hands the whole section of `scope` to its framework, when none of `keys` can be set
     anywhere else (the script does not assign them): then a key the section leaves out takes the framework's
     default, as in `HfArgumentParser.parse_yaml_file` or `TrainingArguments(**cfg)`. None otherwise."""
-    read: Read | None = document.__dict__.get("complete_reads", {}).get(scope)
+    read: Read | None = (document.complete_reads or {}).get(scope)
     if read is None or read.overridden & set(keys):
         return None
     return read

@@ -198,7 +198,7 @@ def _loader_literal(node: ast.expr, files: dict[str, ast.Constant]) -> ast.Const
 def loaded_configs(document: Document) -> dict[str, LoadedConfig]:
     """Names bound once to a config loaded by literal path (`ds_config = json.load(open("ds.json"))`, also
     inside `with open("ds.json") as f:`). A name bound more than once to different things is left out."""
-    cached = document.__dict__.get("_loaded_configs")
+    cached = document.loaded_configs
     if cached is not None:
         return cached
     tree = document.tree
@@ -230,7 +230,7 @@ def loaded_configs(document: Document) -> dict[str, LoadedConfig]:
             literals = {v.literal if v is not None else None for v in values}
             if len(literals) == 1 and values[0] is not None:
                 found[name] = values[0]
-    document.__dict__["_loaded_configs"] = found
+    document.loaded_configs = found
     return found
 
 

@@ -27,16 +27,16 @@ _DTYPE_NAMES = {"float16": "float16", "half": "float16", "bfloat16": "bfloat16"}
 
 def script_model(document: Document) -> ScriptModel:
     """The training-step model of a Python document, shared with the rules that check the document itself."""
-    cached = document.__dict__.get("_script_model")
+    cached = document.script_model
     if cached is None:
         from precisionlint.script.build import build_script_model
 
-        cached = document.__dict__["_script_model"] = build_script_model(document)
-    return cached
+        cached = document.script_model = build_script_model(document)
+    return cached  # type: ignore[no-any-return]
 
 
 def _parents(document: Document) -> dict[int, ast.AST]:
-    cached = document.__dict__.get("_parents")
+    cached = document.parents
     if cached is None:
         cached = {}
         tree = document.tree
@@ -44,7 +44,7 @@ def _parents(document: Document) -> dict[int, ast.AST]:
             for node in walk(tree):
                 for child in ast.iter_child_nodes(node):
                     cached[id(child)] = node
-        document.__dict__["_parents"] = cached
+        document.parents = cached
     return cached
 
 
@@ -118,7 +118,9 @@ def mentions(document: Document, names: tuple[str, ...]) -> bool:
         return True  # unknown: assume the script reads it
     # Asked again for every launcher that starts the script (InternVL: 84 launchers, a few scripts), and the
     # linked document is loaded once per run: the answer is kept with it.
-    known: dict[tuple[str, ...], bool] = document.__dict__.setdefault("_mentions", {})
+    known = document.mentions
+    if known is None:
+        known = document.mentions = {}
     found = known.get(names)
     if found is None:
         found = known[names] = _mentions(tree, names)

@@ -459,7 +459,7 @@ class ScriptModel(Record):
             scope.attrs = {}
         for region in self.all_regions:
             region.uses = []
-        self.document.__dict__.pop("_script_model", None)
+        self.document.script_model = None
         self.__dict__.clear()
 
     def events_of(self, *kinds: EventKind) -> list[Event]:

@@ -232,7 +232,7 @@ def _release_model(document: Document | None) -> None:
     script). Fixes and suppressions check edited text afresh, with a model of their own."""
     if document is None:
         return
-    model = document.__dict__.get("_script_model")
+    model = document.script_model
     if model is None:
         return
     collecting = gc.isenabled()
@@ -285,7 +285,7 @@ def verified_fix(analysis: Analysis, finding: Finding) -> Fix | None:
     from precisionlint.fix.apply import select_fixes
 
     # A notebook's fixes edit its JSON text (the document checked is the program of its cells), as for --fix.
-    target = analysis.document.__dict__.get("fix_document", analysis.document)
+    target = analysis.document.fix_document or analysis.document
     try:
         chosen = select_fixes(target, [fix], analysis.settings.options.limits)
     except Exception:  # a verifier bug: offer nothing rather than an unverified edit

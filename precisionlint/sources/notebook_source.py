@@ -174,9 +174,9 @@ def load(path: str, text: str, limits: Limits) -> Document:
                                         cell=cell, message=message))
         return out
 
-    document.__dict__["remap_findings"] = remap
+    document.remap_findings = remap
     # What `check --fix` edits and verifies: the notebook's JSON text, not the program of its cells.
-    document.__dict__["fix_document"] = Document(path, text, "notebook")
+    document.fix_document = Document(path, text, "notebook")
     return document
 
 

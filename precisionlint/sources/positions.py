@@ -33,7 +33,7 @@ def use_universal_newlines(document: Document) -> None:
     """Make the document's lines those its parser counted, for files with old-Mac or mixed line endings, so
     that parser line numbers index `line_starts` and spans land where the parser saw the node."""
     if "\r" in document.text:
-        document.__dict__["_line_starts"] = universal_line_starts(document.text)
+        document.line_starts = universal_line_starts(document.text)
 
 
 def _char_offset(document: Document, line: int, byte_col: int) -> int:

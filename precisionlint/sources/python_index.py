@@ -57,9 +57,9 @@ class PythonIndex:
 
     @classmethod
     def of(cls, document: Document) -> PythonIndex:
-        index = document.__dict__.get("_python_index")
+        index = document.python_index
         if index is None:
-            index = document.__dict__["_python_index"] = cls(document.tree)
+            index = document.python_index = cls(document.tree)
         return index  # type: ignore[no-any-return]
 
     def _walk(self, tree: ast.AST, lines: list[int] | None, kept_lines: list[int] | None) -> None:
@@ -141,14 +141,14 @@ class PythonIndex:
         incomplete, and module_constants() counts the assignments itself. The whole index, when another pass
         built it already, serves as it is, and so does the pruned index of the same lines (kept on the document
         for the next pass that asks)."""
-        index = document.__dict__.get("_python_index")
+        index = document.python_index
         if index is not None:
             return index  # type: ignore[no-any-return]
-        kept = document.__dict__.get("_python_index_on_lines")
+        kept = document.python_index_on_lines
         if kept is not None and kept[0] == lines:
             return kept[1]  # type: ignore[no-any-return]
         index = cls(document.tree, lines, statements=_statement_lines(document.text, lines))
-        document.__dict__["_python_index_on_lines"] = (lines, index)
+        document.python_index_on_lines = (lines, index)
         return index
 
     def import_aliases(self) -> dict[str, str]:

@@ -122,7 +122,7 @@ def _quote_of(document: Document, fmt: str, original: str) -> str | None:
 
 
 def _python_quote(document: Document) -> str:
-    cached = document.__dict__.get("_preferred_quote")
+    cached = document.preferred_quote
     if cached is None:
         import io
         import tokenize
@@ -137,7 +137,7 @@ def _python_quote(document: Document) -> str:
         except (tokenize.TokenError, SyntaxError):
             pass
         cached = "'" if counts["'"] > counts['"'] else '"'
-        document.__dict__["_preferred_quote"] = cached
+        document.preferred_quote = cached
     return cached
 
 

@@ -277,7 +277,7 @@ def load(path: str, text: str, limits: Limits) -> Document:
     except _Unsupported:
         return yaml_source.load(path, text, limits)
     document = Document(path=path, text=text, format="yaml", tree=roots)
-    document.__dict__["_line_starts"] = starts
+    document.line_starts = starts
     from precisionlint.frameworks import config_settings
 
     settings = []

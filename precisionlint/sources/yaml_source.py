@@ -174,7 +174,7 @@ def load(path: str, text: str, limits: Limits) -> Document:
     walker = _Walker(text, starts, budget)
     roots = [walker.convert(doc, 0, (0, 0)) for doc in documents]
     document = Document(path=path, text=text, format="yaml", tree=roots)
-    document.__dict__["_line_starts"] = starts
+    document.line_starts = starts
     document.duplicate_keys = loader.constructor.__dict__.get("duplicate_keys", [])
     from precisionlint.frameworks import config_settings
 

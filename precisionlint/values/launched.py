@@ -40,7 +40,7 @@ def launch_lines(finder: Finder) -> list[Any]:
     without one (an in-memory test, a notebook) has none."""
     found = finder._launch_lines
     if found is None:
-        provider = finder.document.__dict__.get("_launch_lines")
+        provider = finder.document.launch_lines
         found = finder._launch_lines = list(provider(finder.document)) if provider is not None else []
     return found  # type: ignore[no-any-return]
 

@@ -16,14 +16,11 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from precisionlint.core.model import SAME_FILE, Related, Setting, Span
+from precisionlint.core.model import NOT_YET, SAME_FILE, Related, Setting, Span
 
 if TYPE_CHECKING:
     from precisionlint.core.model import Document
     from precisionlint.values.candidates import Finder
-
-PENDING = "_unresolved_python_values"  # Document.__dict__ key: [(setting, value expression)] from python_calls
-
 
 class Origin(NamedTuple):
     """How a reached setting's value reaches the framework's call."""
@@ -45,41 +42,38 @@ class Origin(NamedTuple):
 
 def document_finder(document: Document) -> Finder | None:
     """The value layer of a parsed Python document, built once and shared with the training-step model."""
-    cache = document.__dict__
-    if "_value_finder" in cache:
-        return cache["_value_finder"]  # type: ignore[no-any-return]
+    if document.value_finder is not NOT_YET:
+        return document.value_finder  # type: ignore[no-any-return]
     tree = document.tree
     if not isinstance(tree, ast.Module):
-        cache["_value_finder"] = None
+        document.value_finder = None
         return None
     from precisionlint.values.candidates import Finder
 
     table, resolver = shared_scopes(document, tree)
-    finder = cache["_value_finder"] = Finder(tree, table, resolver, document)
+    finder = document.value_finder = Finder(tree, table, resolver, document)
     return finder
 
 
 def shared_scopes(document: Document, tree: ast.Module) -> tuple[Any, Any]:
     """The ScopeTable and Resolver of a document: the value layer and the script model build them once."""
-    cache = document.__dict__
-    found = cache.get("_scopes")
+    found = document.scopes
     if found is None or found[0] is not tree:
         from precisionlint.script.scopes import build_scopes
         from precisionlint.script.values import Resolver
 
         table = build_scopes(tree)
-        found = cache["_scopes"] = (tree, table, Resolver(table))
+        found = document.scopes = (tree, table, Resolver(table))
     return found[1], found[2]
 
 
 def reached_settings(document: Document) -> list[Setting]:
     """A Setting for every candidate value, written in this file, of the settings that are not literals."""
-    cache = document.__dict__
-    if "_reached_settings" in cache:
-        return cache["_reached_settings"]  # type: ignore[no-any-return]
+    if document.reached_settings is not None:
+        return document.reached_settings
     found: list[Setting] = []
-    cache["_reached_settings"] = found
-    pending: list[tuple[Setting, ast.expr]] = cache.get(PENDING) or []
+    document.reached_settings = found
+    pending: list[tuple[Setting, ast.expr]] = document.unresolved_values
     if not pending:
         return found
     finder = document_finder(document)
@@ -89,7 +83,9 @@ def reached_settings(document: Document) -> list[Setting]:
     from precisionlint.script.values import Dtype
     positions = Positions(document)
     seen: set[tuple[str, str, Span, str]] = set()
-    origins: dict[Span, Origin] = cache.setdefault("_value_origins", {})
+    origins = document.value_origins
+    if origins is None:
+        origins = document.value_origins = {}
     for setting, node in pending:
         candidates = finder.candidates(node, finder.scope_at(node))
         sole = candidates.complete and len(candidates.values) == 1
