@@ -45,9 +45,9 @@ def test_the_derived_lists_are_the_hand_kept_lists() -> None:
 
 
 def test_declared_words_are_bytes_for_the_prefilter_and_text_for_the_model() -> None:
-    for _, config, python, model in RULE_WORDS:
+    for _, config, python, model, tree in RULE_WORDS:
         assert all(isinstance(word, bytes) and word for word in (*config, *python))
-        assert all(isinstance(word, str) and word.isascii() and word for word in model)
+        assert all(isinstance(word, str) and word.isascii() and word for word in (*model, *tree))
     for _, config, python in FRAMEWORK_WORDS:
         assert all(isinstance(word, bytes) and word for word in (*config, *python))
 
@@ -57,10 +57,11 @@ def _words_of(rule_module: str, reads: tuple[str, ...]) -> tuple[set[bytes], set
     config: set[bytes] = set()
     python: set[bytes] = set()
     model: set[str] = set()
-    for module, own_config, own_python, own_model in RULE_WORDS:
+    for module, own_config, own_python, own_model, own_tree in RULE_WORDS:
         if module == rule_module:
             config.update(own_config)
             python.update(own_python)
+            python.update(word.encode() for word in own_tree)
             model.update(own_model)
     for framework, framework_config, framework_python in FRAMEWORK_WORDS:
         if framework in reads or "any-framework" in reads:
@@ -115,7 +116,7 @@ def test_each_rule_s_bad_cases_hold_its_own_words() -> None:
 
 def test_each_script_rule_without_model_words_is_one_the_combined_gate_serves() -> None:
     """Script rules that declare no model word get the model through needs_script_model's combinations."""
-    declared = {module for module, _, _, model in RULE_WORDS if model}
+    declared = {module for module, _, _, model, _ in RULE_WORDS if model}
     for rule in all_rules():
         if rule.target == "script" and rule.module not in declared:
             assert rule.name in COMBINED, f"{rule.name}: declare MODEL_WORDS next to its check"

@@ -26,6 +26,8 @@ reads already declare):
     CONFIG_WORDS = (b"deepspeed_config",)   # a TOML, YAML or JSON file or a launch script it reports on holds one
     PYTHON_WORDS = (b"autocast",)           # a Python file (or notebook) it reports on holds one
     MODEL_WORDS = ("autocast",)             # script rules: a file whose training-step model it reports on holds one
+    TREE_WORDS = ("DelayedScaling",)        # settings rules that read a Python tree themselves: a file that holds
+                                            # one is parsed for the rule (and passes the prefilter)
 
 Adding a rule is adding a module and running `python -m precisionlint.checks.make_catalog`, which copies the
 declarations into catalog.py so that listing the rules imports no rule module (tests/test_catalog.py fails until

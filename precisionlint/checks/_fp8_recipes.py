@@ -115,7 +115,7 @@ def megatron_launch(text: str) -> Launched | None:
     return None
 
 
-# The words a file must hold for the engine to parse it for these (fp8-unsupported-gpu declares them: PYTHON_WORDS).
+# The words a file must hold for the engine to parse it for these (fp8-unsupported-gpu declares them: TREE_WORDS).
 WORDS = ("DelayedScaling", "CurrentScaling", "BlockScaling", "Float8LinearConfig", "convert_to_float8_training")
 
 

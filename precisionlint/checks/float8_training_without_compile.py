@@ -56,7 +56,7 @@ SEVERITY = Severity.INFO
 SUMMARY = "torchao float8 training with no torch.compile: eager casts make it slower than bf16."
 TARGET = "settings"
 READS = "torch"
-PYTHON_WORDS: tuple[bytes, ...] = (b"convert_to_float8_training",)
+TREE_WORDS: tuple[str, ...] = ("convert_to_float8_training",)  # a Python file that holds it is read for this rule
 
 # What compiles, or may: torch.compile / model.compile(), a compile option (`--compile`, `torch_compile`,
 # `args.compile`, `compile: true` read from a config) and the frameworks that compile from their own settings.

@@ -107,7 +107,7 @@ SUMMARY = "FP8, MXFP8 or NVFP4 training on a GPU that cannot run it (FP8 needs c
 TARGET = "settings"
 READS = "any-framework, torch, launchers"
 CONFIG_WORDS: tuple[bytes, ...] = (b"--fp4-",)  # Megatron-LM launches: --fp4-format / --fp4-recipe
-PYTHON_WORDS: tuple[bytes, ...] = tuple(word.encode() for word in RECIPE_WORDS)
+TREE_WORDS: tuple[str, ...] = RECIPE_WORDS  # the recipes a script builds: Transformer Engine's, torchao's
 NEEDS_PROJECT = True  # reads the project around the file: pins, linked files or the accelerator it targets
 NEEDS_GPU = True
 

@@ -1,9 +1,9 @@
 """Writes precisionlint/checks/catalog.py: every rule module's declarations in one generated table.
 
 Each rule declares what it is and what it needs at the top of its own module (CODE, NAME, SEVERITY, SUMMARY,
-TARGET, READS, NEEDS_GPU, NEEDS_PROJECT, FIXABLE, and its words: CONFIG_WORDS, PYTHON_WORDS, MODEL_WORDS), and each
-framework module the words of what it reads (CONFIG_WORDS, PYTHON_WORDS); the engine's prefilter and gate are the
-unions of these words. Listing the rules must not import 35 modules (a one-file check
+TARGET, READS, NEEDS_GPU, NEEDS_PROJECT, FIXABLE, and its words: CONFIG_WORDS, PYTHON_WORDS, MODEL_WORDS,
+TREE_WORDS), and each framework module the words of what it reads (CONFIG_WORDS, PYTHON_WORDS); the engine's
+prefilter and gate are the unions of these words. Listing the rules must not import 35 modules (a one-file check
 of a TOML file would pay for every script rule), so the declarations are copied into catalog.py by this
 generator, and tests/test_catalog.py fails, naming the command below, whenever the copy and the modules differ.
 Nothing is written at run time: an installed package is never modified.
@@ -60,11 +60,12 @@ def declarations(module_name: str) -> tuple[Any, ...]:
 
 
 def rule_words(module_name: str) -> tuple[Any, ...]:
-    """(module, config words, Python words, model words) of a rule module: the words without which it has nothing
-    to report in a config or launch script, in a Python file, and (a script rule) in the training-step model."""
+    """(module, config words, Python words, model words, tree words) of a rule module: the words without which it
+    has nothing to report in a config or launch script, in a Python file, in the training-step model (a script
+    rule), and in the tree of a Python file that it reads by itself (a settings rule)."""
     module = importlib.import_module(f"precisionlint.checks.{module_name}")
     return (module_name, tuple(getattr(module, "CONFIG_WORDS", ())), tuple(getattr(module, "PYTHON_WORDS", ())),
-            tuple(getattr(module, "MODEL_WORDS", ())))
+            tuple(getattr(module, "MODEL_WORDS", ())), tuple(getattr(module, "TREE_WORDS", ())))
 
 
 def framework_words() -> list[tuple[Any, ...]]:
@@ -78,8 +79,8 @@ WORDS_HEADER = '''
 
 # The words each rule declares, and each framework: a file that holds none of a format's words cannot hold a finding
 # (the engine's prefilter), and a Python file that holds no model word gets no training-step model (its gate).
-# (module, config words, Python words, model words)
-RULE_WORDS: tuple[tuple[str, tuple[bytes, ...], tuple[bytes, ...], tuple[str, ...]], ...] = (
+# (module, config words, Python words, model words, tree words)
+RULE_WORDS: tuple[tuple[str, tuple[bytes, ...], tuple[bytes, ...], tuple[str, ...], tuple[str, ...]], ...] = (
 '''
 FRAMEWORK_WORDS_HEADER = '''
 # (framework, config words, Python words)

@@ -19,6 +19,13 @@ def _model_words() -> tuple[str, ...]:
 
 
 SCRIPT_MODEL_WORDS: tuple[str, ...] = _model_words()
+
+
+def _tree_words() -> tuple[str, ...]:
+    """The TREE_WORDS the rules declare: a Python file that holds one is parsed for the rule that reads it."""
+    from precisionlint.checks.catalog import RULE_WORDS
+
+    return tuple(sorted({word for *_, tree in RULE_WORDS for word in tree}))
 # A half-precision cast (`model.half()`, `.to(torch.float16)`, `torch.bfloat16`) without any word above matters
 # only to the rules about what updates half-precision weights: an optimizer of torch.optim over them
 # (half-params-without-master-weights, adam-eps-underflow-fp16: the model records only the constructors of
@@ -126,10 +133,8 @@ def python_tree_is_read(text: str) -> bool:
     from precisionlint.sources.python_source import may_import_a_framework
 
     probe = word_probe(text)
-    from precisionlint.checks._fp8_recipes import WORDS as FP8_RECIPE_WORDS
-
-    if any(word in probe for word in FP8_RECIPE_WORDS):
-        return True  # fp8-unsupported-gpu reads the recipes a script builds
+    if any(word in probe for word in _tree_words()):
+        return True  # a settings rule reads what the tree holds (fp8-unsupported-gpu: the recipes a script builds)
     if mmengine.MARKER in probe or may_link_a_deepspeed_config(probe) or (
             may_import_a_framework(probe) and may_call_a_framework(probe) and may_pass_a_precision_setting(probe)):
         return True  # the keyword scan is kept for the settings pass that follows

@@ -14,7 +14,9 @@ from precisionlint.engine.decoding import wide_encoding
 def _declared(python: bool) -> tuple[bytes, ...]:
     from precisionlint.checks.catalog import FRAMEWORK_WORDS, RULE_WORDS
 
-    words = {word for _, config, script, _ in RULE_WORDS for word in (script if python else config)}
+    words = {word for _, config, script, _, _ in RULE_WORDS for word in (script if python else config)}
+    if python:  # a file whose tree a rule reads for a word holds the word
+        words.update(word.encode() for *_, tree in RULE_WORDS for word in tree)
     words.update(word for _, config, script in FRAMEWORK_WORDS for word in (script if python else config))
     return tuple(sorted(words))
 
