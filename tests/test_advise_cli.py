@@ -123,9 +123,9 @@ def test_list_gpus() -> None:
 
 
 def test_gpu_auto_without_a_gpu_is_a_usage_error(monkeypatch: pytest.MonkeyPatch) -> None:
-    from precisionlint import hardware
+    from precisionlint.advise import local_gpus
 
-    monkeypatch.setattr(hardware, "detect_local", lambda: ())
+    monkeypatch.setattr(local_gpus, "local_gpus", lambda: ())
     result = invoke("--gpu", "auto")
     assert result.exit_code == 2 and "found no GPU" in result.stderr
 

@@ -20,7 +20,9 @@ from precisionlint.advise.advisor import (
     snippets,
 )
 from precisionlint.advise.probe import DeviceInfo, LossScaling, NumericCheck, ProbeResult, Skipped, Timing
-from precisionlint.hardware import Gpu, find_gpu, gpu_from_capability
+from precisionlint.hardware.capability import gpu_from_capability
+from precisionlint.hardware.gpu import Gpu
+from precisionlint.hardware.names import find_gpu
 from precisionlint.sources import load_document
 
 

@@ -345,7 +345,7 @@ GPU_NAMES = None
 
 
 def _gpu_names() -> list[str]:
-    from precisionlint.hardware import GPUS
+    from precisionlint.hardware.table import GPUS
 
     return [gpu.name for gpu in GPUS]
 

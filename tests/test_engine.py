@@ -214,7 +214,7 @@ def test_every_bad_rule_case_passes_the_prefilter() -> None:
 def test_prefilter_skips_only_files_without_findings() -> None:
     """For every case file: a file the prefilter would skip yields nothing when checked without it."""
     rules = all_rules()
-    from precisionlint.hardware import resolve_targets
+    from precisionlint.hardware.targets import resolve_targets
 
     options = EngineOptions(rules=rules, gpus=resolve_targets(["V100", "A100"]), prefilter=False)
     for path in sorted(ROOT.glob("rules/*/*")) + sorted(ROOT.glob("examples/**/*.*")):

@@ -11,7 +11,7 @@ from precisionlint.checks import find_rule
 from precisionlint.core.model import SourceFile
 from precisionlint.engine.check import check_source
 from precisionlint.engine.options import EngineOptions
-from precisionlint.hardware import find_gpu
+from precisionlint.hardware.names import find_gpu
 
 SCRIPT = """\
 import transformer_engine.pytorch as te

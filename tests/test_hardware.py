@@ -9,20 +9,16 @@ from pathlib import Path
 
 import pytest
 
-from precisionlint import hardware
-from precisionlint.advise.probe import DeviceInfo
-from precisionlint.hardware import (
-    FORMATS,
-    GPUS,
-    UnknownGpuError,
-    capabilities,
-    detect_local,
-    device_from_description,
-    find_gpu,
-    gpu_from_capability,
-    parse_nvidia_smi,
-    resolve_targets,
-)
+from precisionlint.advise.local_gpus import local_gpus
+from precisionlint.advise.probe import device as probe_device
+from precisionlint.advise.probe.results import DeviceInfo
+from precisionlint.hardware import detect
+from precisionlint.hardware.capability import capabilities, gpu_from_capability
+from precisionlint.hardware.detect import detect_local, device_from_description, parse_nvidia_smi
+from precisionlint.hardware.gpu import FORMATS, UnknownGpuError
+from precisionlint.hardware.names import find_gpu
+from precisionlint.hardware.table import GPUS
+from precisionlint.hardware.targets import resolve_targets
 
 
 @pytest.mark.parametrize(
@@ -228,27 +224,27 @@ def test_detect_local_retries_without_compute_cap_on_old_drivers(tmp_path: Path,
     assert [g.name for g in detect_local()] == ["V100 SXM2"]
 
 
-def test_detect_local_without_nvidia_smi_or_gpu_is_empty(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_local_gpus_without_nvidia_smi_asks_pytorch(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("PATH", str(tmp_path))  # no nvidia-smi: falls back to the probe's torch query
-    monkeypatch.setattr(hardware, "_nvidia_smi", lambda: None)
-    from precisionlint.advise import probe
+    monkeypatch.setattr(detect, "_nvidia_smi", lambda: None)
+    monkeypatch.setattr(probe_device, "query_devices", lambda: (DeviceInfo(kind="cpu", name="CPU"),))
+    assert local_gpus() == ()
+    monkeypatch.setattr(probe_device, "query_devices",
+                        lambda: (DeviceInfo(kind="cuda", name="NVIDIA L4", compute_capability=(8, 9)),))
+    assert [g.name for g in local_gpus()] == ["L4"]
+    assert [g.name for g in resolve_targets(["auto"], local=local_gpus)] == ["L4"]
+    # The hardware layer alone asks nvidia-smi only: PyTorch is reached through the function passed in.
+    assert detect_local() == () and resolve_targets(["auto"]) == ()
 
-    monkeypatch.setattr(probe, "query_devices", lambda: (probe.DeviceInfo(kind="cpu", name="CPU"),))
-    assert detect_local() == ()
-    monkeypatch.setattr(probe, "query_devices",
-                        lambda: (probe.DeviceInfo(kind="cuda", name="NVIDIA L4", compute_capability=(8, 9)),))
-    assert [g.name for g in detect_local()] == ["L4"]
 
-
-def test_detect_local_without_torch_is_empty(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(hardware, "_nvidia_smi", lambda: None)
-    from precisionlint.advise import probe
+def test_local_gpus_without_torch_is_empty(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(detect, "_nvidia_smi", lambda: None)
 
     def unavailable() -> tuple[DeviceInfo, ...]:
-        raise probe.ProbeUnavailable(probe.INSTALL_HINT)
+        raise probe_device.ProbeUnavailable(probe_device.INSTALL_HINT)
 
-    monkeypatch.setattr(probe, "query_devices", unavailable)
-    assert detect_local() == ()
+    monkeypatch.setattr(probe_device, "query_devices", unavailable)
+    assert local_gpus() == ()
 
 
 def test_hardware_module_does_not_import_torch() -> None:

@@ -1,4 +1,4 @@
-"""The published figures the probe judges a card against (hardware.achievable): which exist, which is chosen for
+"""The published figures the probe judges a card against (hardware/achievable.py): which exist, which is chosen for
 a measurement, and how the command names it."""
 
 from __future__ import annotations
@@ -9,26 +9,27 @@ from pathlib import Path
 
 import pytest
 
-from precisionlint import hardware
-from precisionlint.hardware import Achievable
+from precisionlint.hardware.achievable import ACHIEVABLE_TFLOPS, TYPICAL_TFLOPS, Achievable, achievable
+from precisionlint.hardware.gpu import Gpu
+from precisionlint.hardware.names import find_gpu
 
 GEFORCE_BOOST = 1.25  # GeForce cards run above the boost clock their datasheet figures assume
 
 
-def _gpu(name: str) -> hardware.Gpu:
-    gpu = hardware.find_gpu(name)
+def _gpu(name: str) -> Gpu:
+    gpu = find_gpu(name)
     assert gpu is not None, name
     return gpu
 
 
 def test_published_figures_sit_below_the_datasheet() -> None:
-    for table in (hardware.ACHIEVABLE_TFLOPS, hardware.TYPICAL_TFLOPS):
+    for table in (ACHIEVABLE_TFLOPS, TYPICAL_TFLOPS):
         for name, figures in table.items():
-            gpu = hardware.find_gpu(name)
+            gpu = find_gpu(name)
             assert gpu is None or gpu.name == name, name  # keyed by the table's own names
             for fmt, figure in figures.items():
                 assert figure.tflops > 0 and figure.source.startswith("https://") and len(figure.dims) == 3
-                assert figure.kind == ("maximum" if table is hardware.ACHIEVABLE_TFLOPS else "typical")
+                assert figure.kind == ("maximum" if table is ACHIEVABLE_TFLOPS else "typical")
                 peak = gpu.peak_tflops.get(fmt) if gpu is not None else None  # MI355X: not in the table yet
                 if peak is None:
                     continue
@@ -42,32 +43,32 @@ def test_published_figures_sit_below_the_datasheet() -> None:
 
 def test_hopper_and_blackwell_references() -> None:
     for name in ("NVIDIA H100 80GB HBM3", "NVIDIA H200"):
-        bf16 = hardware.achievable(_gpu(name), "bf16")
+        bf16 = achievable(_gpu(name), "bf16")
         assert bf16 is not None and 780 <= bf16.tflops <= 800 and bf16.kind == "maximum"
     gb200 = _gpu("NVIDIA GB200")
-    assert hardware.achievable(gb200, "bf16") == Achievable(1822.0, "4096x9728x2048", "2.10.0.dev20250916+cu130")
-    fp8 = hardware.achievable(gb200, "fp8")
+    assert achievable(gb200, "bf16") == Achievable(1822.0, "4096x9728x2048", "2.10.0.dev20250916+cu130")
+    fp8 = achievable(gb200, "fp8")
     assert fp8 is not None and fp8.tflops == 3615.6 and fp8.dims == (19456, 5120, 1536)
 
 
 @pytest.mark.parametrize("name", ["L4", "L40", "L40S", "RTX 4080", "RTX 4090"])
 def test_no_fp8_reference_for_ada(name: str) -> None:
     # Nobody published an achievable fp8 figure for an Ada card: its fp8 stays unjudged rather than guessed.
-    assert hardware.achievable(_gpu(name), "fp8") is None
-    assert hardware.achievable(_gpu(name), "fp8-fast") is None
+    assert achievable(_gpu(name), "fp8") is None
+    assert achievable(_gpu(name), "fp8-fast") is None
 
 
 def test_a_figure_measured_at_the_probes_size_comes_first() -> None:
     rtx4090 = _gpu("NVIDIA GeForce RTX 4090")
-    at_8192 = hardware.achievable(rtx4090, "bf16", (8192, 8192, 8192))
+    at_8192 = achievable(rtx4090, "bf16", (8192, 8192, 8192))
     assert at_8192 is not None and at_8192.kind == "typical" and at_8192.tflops == 148.45
-    elsewhere = hardware.achievable(rtx4090, "bf16", (4096, 4096, 4096))
+    elsewhere = achievable(rtx4090, "bf16", (4096, 4096, 4096))
     assert elsewhere is not None and elsewhere.kind == "maximum" and elsewhere.tflops == 178.5
-    tf32 = hardware.achievable(_gpu("A100"), "tf32", (8192, 8192, 8192))  # only a typical figure, at 10240
+    tf32 = achievable(_gpu("A100"), "tf32", (8192, 8192, 8192))  # only a typical figure, at 10240
     assert tf32 is not None and tf32.kind == "typical" and tf32.dims == (10240, 10240, 10240)
     assert tf32.tflops == pytest.approx(2 * 10240**3 / 0.016 / 1e12, rel=1e-3)
-    assert hardware.achievable(_gpu("A100"), "fp32") is None
-    assert hardware.achievable(_gpu("B200"), "bf16", (8192, 8192, 8192)).kind == "maximum"  # type: ignore[union-attr]
+    assert achievable(_gpu("A100"), "fp32") is None
+    assert achievable(_gpu("B200"), "bf16", (8192, 8192, 8192)).kind == "maximum"  # type: ignore[union-attr]
 
 
 def test_the_command_names_a_typical_figure(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
@@ -79,7 +80,7 @@ def test_the_command_names_a_typical_figure(monkeypatch: pytest.MonkeyPatch, tmp
     from tests.simulated_gpu import SimulatedCard, simulated_gpus
 
     # A figure published at the size this test measures (128-cubed, so that the CPU runs the matmuls quickly).
-    monkeypatch.setitem(hardware.TYPICAL_TFLOPS, "RTX 4090", {
+    monkeypatch.setitem(TYPICAL_TFLOPS, "RTX 4090", {
         "bf16": Achievable(150.0, "128x128x128", "", "https://example.org/a-typical-run", kind="typical")})
     monkeypatch.setenv("PATH", str(tmp_path))
     card = SimulatedCard(name="NVIDIA GeForce RTX 4090", major=8, minor=9, total_memory=24 * 2**30,
@@ -117,7 +118,7 @@ def test_a_maximum_of_another_shape_names_it_and_that_shape_is_judged(monkeypatc
     from precisionlint.cli.advise_command import advise
     from tests.simulated_gpu import H100_RATES, SimulatedCard, simulated_gpus
 
-    monkeypatch.setitem(hardware.ACHIEVABLE_TFLOPS, "H100 SXM", {"bf16": Achievable(794.5, "256x512x384", "")})
+    monkeypatch.setitem(ACHIEVABLE_TFLOPS, "H100 SXM", {"bf16": Achievable(794.5, "256x512x384", "")})
     monkeypatch.setenv("PATH", str(tmp_path))
     with simulated_gpus(monkeypatch, SimulatedCard(rates={**H100_RATES, "bf16": 600.0})):
         result = CliRunner().invoke(advise, ["--probe", "--budget", "6", "--size", "128", "--shapes", "256x512x384",

@@ -19,7 +19,7 @@ def _options(case: RuleCase) -> EngineOptions:
     assert rule is not None, f"rules/{case.rule_name}: no rule of that name"
     gpus: tuple = ()
     if case.gpus:
-        from precisionlint.hardware import find_gpu
+        from precisionlint.hardware.names import find_gpu
 
         gpus = tuple(find_gpu(name) for name in case.gpus)
     return EngineOptions(rules=[rule], gpus=gpus)

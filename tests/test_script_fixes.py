@@ -26,7 +26,7 @@ def findings(case: RuleCase, text: str, name: str = "case.py") -> list[Finding]:
 
     rule = find_rule(case.rule_name)
     assert rule is not None
-    from precisionlint.hardware import find_gpu
+    from precisionlint.hardware.names import find_gpu
 
     gpus = tuple(find_gpu(name) for name in case.gpus)  # hardware rules run only with target GPUs
     options = EngineOptions(rules=[rule], gpus=gpus, prefilter=False)

@@ -9,7 +9,7 @@ from pathlib import Path
 from precisionlint.checks import CheckContext, all_rules
 from precisionlint.engine.decoding import decode_source
 from precisionlint.engine.gate import SCRIPT_MODEL_WORDS, needs_script_model
-from precisionlint.hardware import resolve_targets
+from precisionlint.hardware.targets import resolve_targets
 from precisionlint.script.build import build_script_model
 from precisionlint.script.names import TORCH_OPTIMIZERS
 from precisionlint.sources import SourceError, load_document

@@ -19,7 +19,8 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from precisionlint.hardware import Gpu, device_from_description, fleet_names
+from precisionlint.hardware.detect import device_from_description
+from precisionlint.hardware.gpu import Gpu, fleet_names
 
 if TYPE_CHECKING:
     from precisionlint.advise.probe import ProbeResult

@@ -43,7 +43,7 @@ from typing import TYPE_CHECKING, Any
 from precisionlint.core.model import Document, Finding, Fix, Related, Severity, Span
 
 if TYPE_CHECKING:
-    from precisionlint.hardware import Gpu
+    from precisionlint.hardware.gpu import Gpu
     from precisionlint.project import Project
     from precisionlint.script.model import ScriptModel
 

@@ -21,7 +21,7 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING, NamedTuple
 
 if TYPE_CHECKING:
-    from precisionlint.hardware import Gpu
+    from precisionlint.hardware.gpu import Gpu
 
 
 class Recipe(NamedTuple):

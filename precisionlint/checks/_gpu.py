@@ -14,7 +14,7 @@ from precisionlint.checks import CheckContext
 from precisionlint.core.model import Setting, Span
 from precisionlint.core.records import FrozenRecord
 from precisionlint.frameworks import Mode, precision_mode
-from precisionlint.hardware import Gpu
+from precisionlint.hardware.gpu import Gpu
 from precisionlint.script.grad_mode import without_grad
 
 if TYPE_CHECKING:

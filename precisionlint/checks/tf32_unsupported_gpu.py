@@ -57,7 +57,7 @@ from precisionlint.checks import CheckContext
 from precisionlint.core.model import Finding, Severity
 
 if TYPE_CHECKING:
-    from precisionlint.hardware import Gpu
+    from precisionlint.hardware.gpu import Gpu
 
 CODE = "PL303"
 NAME = "tf32-unsupported-gpu"

@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from precisionlint.advise.advisor import Comparison, Recommendation
     from precisionlint.advise.probe import ProbeResult
     from precisionlint.advise.probe.shapes import Shape
-    from precisionlint.hardware import Gpu
+    from precisionlint.hardware.gpu import Gpu
 
 EXIT_USAGE = 2
 WIDTH = 100
@@ -83,8 +83,10 @@ def advise(
     is each faster format really faster (datasheet figures, or measured with --probe)?
     """
     began = time.perf_counter()  # the probe's budget counts from here: importing torch is part of it
-    from precisionlint import hardware
-    from precisionlint.advise import advisor
+    from precisionlint.advise import advisor, local_gpus
+    from precisionlint.hardware.detect import device_from_description
+    from precisionlint.hardware.gpu import UnknownGpuError
+    from precisionlint.hardware.targets import resolve_targets
 
     if list_gpus:
         _list_gpus(output_format)
@@ -148,15 +150,15 @@ def advise(
             click.echo(f"precisionlint: error: the probe failed on this device: {first}", err=True)
             sys.exit(EXIT_USAGE)
         if measured.device.is_gpu:
-            targets = (hardware.device_from_description(measured.device),)
+            targets = (device_from_description(measured.device),)
     else:
         import warnings
 
         try:
             with warnings.catch_warnings():  # `auto` may ask PyTorch, which warns without a driver
                 warnings.simplefilter("ignore")
-                targets = hardware.resolve_targets(gpu_names, custom=custom_gpus)
-        except hardware.UnknownGpuError as exc:
+                targets = resolve_targets(gpu_names, custom=custom_gpus, local=local_gpus.local_gpus)
+        except UnknownGpuError as exc:
             raise click.UsageError(str(exc)) from None
         if not targets:
             raise click.UsageError("--gpu auto found no GPU on this machine (no nvidia-smi and no CUDA device "
@@ -462,7 +464,8 @@ def render_text(rec: Recommendation, targets: tuple[Gpu, ...], measured: ProbeRe
 
 
 def _list_gpus(output_format: str) -> None:
-    from precisionlint.hardware import FORMATS, GPUS
+    from precisionlint.hardware.gpu import FORMATS
+    from precisionlint.hardware.table import GPUS
 
     if output_format == "json":
         click.echo(json.dumps([gpu_json(g) for g in GPUS], indent=2))

@@ -247,11 +247,15 @@ def gpus_for(config: Any, values: dict[str, Any]) -> tuple[Any, ...]:
         names = list(config.gpus)
     if not names:
         return ()  # before any import: a check without GPUs never loads the hardware table
-    from precisionlint.hardware import UnknownGpuError, resolve_targets
+    from functools import partial
+
+    from precisionlint.advise.local_gpus import local_gpus
+    from precisionlint.hardware.gpu import UnknownGpuError
+    from precisionlint.hardware.targets import resolve_targets
     from precisionlint.run.config import ConfigError
 
     try:
-        targets = _resolve_quietly(resolve_targets, names, config.custom_gpus)
+        targets = _resolve_quietly(partial(resolve_targets, local=local_gpus), names, config.custom_gpus)
     except UnknownGpuError as exc:
         if from_cli:
             raise UsageError(f"--gpu: {exc}") from None

@@ -173,7 +173,7 @@ def _per_file(key: str, value: Any) -> dict[str, list[str]]:
 
 def _custom_gpus(key: str, value: Any) -> dict[str, dict[str, Any]]:
     """`[tool.precisionlint.custom-gpus]`: cards the built-in table lacks, by compute capability (or gfx ISA)
-    and optional datasheet peaks. Validated here; hardware.py builds the cards."""
+    and optional datasheet peaks. Validated here; hardware/targets.py builds the cards."""
     if not isinstance(value, dict):
         raise ConfigError(f"'{key}' must be a table of name = {{ compute-capability = \"8.9\", ... }}")
     known = {"compute-capability", "gfx-arch", "bf16", "tf32", "fp8", "peak-tflops", "memory-gb"}

@@ -111,7 +111,8 @@ def _targets(names: list[str]) -> tuple:
     if not names:
         return ()
     from precisionlint.cli.check_command import UsageError
-    from precisionlint.hardware import UnknownGpuError, resolve_targets
+    from precisionlint.hardware.gpu import UnknownGpuError
+    from precisionlint.hardware.targets import resolve_targets
 
     try:
         return resolve_targets(names)

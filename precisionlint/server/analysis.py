@@ -66,7 +66,7 @@ def settings_from(config_file: Path | None) -> ProjectSettings:
     """The settings of one configuration file (None: the defaults). Never raises: a configuration that cannot
     be used gives the defaults and an error to show."""
     from precisionlint.cli.check_command import UsageError
-    from precisionlint.hardware import UnknownGpuError
+    from precisionlint.hardware.gpu import UnknownGpuError
 
     try:
         config = load_config(str(config_file)) if config_file is not None else Config(root=Path.cwd())

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from precisionlint.advise.probe.results import DeviceInfo
-from precisionlint.hardware import capabilities
+from precisionlint.hardware.capability import capabilities
 
 INSTALL_HINT = ("advise --probe needs PyTorch, which is not installed: from a clone of precisionlint, "
                 "python3 -m pip install '.[probe]' (or install torch itself)")

@@ -29,7 +29,7 @@ from precisionlint.advise.probe.shapes import Shape, alignment_issues
 from precisionlint.advise.probe.timing import measure
 
 if TYPE_CHECKING:
-    from precisionlint.hardware import Achievable
+    from precisionlint.hardware.achievable import Achievable
 
 DEFAULT_BUDGET_S = 10.0
 DEFAULT_GPU_SIZE = 8192  # 8192^3 * 2 = 1.1 TFLOP per matmul: milliseconds even on an H100, so timers are exact
@@ -81,7 +81,8 @@ def _references(info: DeviceInfo, size: int) -> tuple[dict[str, float], dict[str
     matmul against (hardware.achievable); empty for a CPU or an unknown card."""
     if not info.is_gpu:
         return {}, {}
-    from precisionlint.hardware import achievable, device_from_description
+    from precisionlint.hardware.achievable import achievable
+    from precisionlint.hardware.detect import device_from_description
 
     gpu = device_from_description(info)
     found = {fmt: figure for fmt in ("fp32", "tf32", "bf16", "fp16", "fp8", "fp8-fast")
@@ -203,7 +204,8 @@ def _shape_references(info: DeviceInfo, shapes: list[Shape]) -> dict[tuple[int, 
     H100 times the shape of its best published bf16 measurement, and is judged against it)."""
     if not info.is_gpu:
         return {}
-    from precisionlint.hardware import achievable, device_from_description
+    from precisionlint.hardware.achievable import achievable
+    from precisionlint.hardware.detect import device_from_description
 
     gpu = device_from_description(info)
     found = {}

@@ -272,7 +272,7 @@ def render_html(payload: dict[str, Any]) -> str:
     for reference, source in dict.fromkeys((t.get("reference") or REFERENCE_MAXIMUM, t.get("reference_source"))
                                            for t in timings if t.get("achievable_tflops")):
         if source is None:  # a run saved before the JSON named its sources: the MAMF tables
-            from precisionlint.hardware import MAMF_SOURCE
+            from precisionlint.hardware.achievable import MAMF_SOURCE
 
             source = MAMF_SOURCE
         sources.append(f"{reference[0].upper()}{reference[1:]}: {source}")
