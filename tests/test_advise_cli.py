@@ -170,12 +170,12 @@ def test_probe_without_torch_exits_2_with_one_line() -> None:
 
 
 def test_a_failing_device_is_reported_in_one_line(monkeypatch: pytest.MonkeyPatch) -> None:
-    from precisionlint.advise import probe
+    from precisionlint.advise.probe import measure
 
     def broken(**_kwargs: object) -> None:
         raise RuntimeError("CUDA error: out of memory\nCUDA kernel errors might be asynchronously reported")
 
-    monkeypatch.setattr(probe, "run_probe", broken)
+    monkeypatch.setattr(measure, "run_probe", broken)
     result = invoke("--probe")
     assert result.exit_code == 2
     assert result.stderr == "precisionlint: error: the probe failed on this device: CUDA error: out of memory\n"

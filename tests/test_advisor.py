@@ -19,7 +19,7 @@ from precisionlint.advise.advisor import (
     recommendation_settings,
     snippets,
 )
-from precisionlint.advise.probe import DeviceInfo, LossScaling, NumericCheck, ProbeResult, Skipped, Timing
+from precisionlint.advise.probe.results import DeviceInfo, LossScaling, NumericCheck, ProbeResult, Skipped, Timing
 from precisionlint.hardware.capability import gpu_from_capability
 from precisionlint.hardware.gpu import Gpu
 from precisionlint.hardware.names import find_gpu

@@ -13,8 +13,8 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from precisionlint.advise import probe  # noqa: E402
-from precisionlint.advise.probe import DeviceInfo, LossScaling, ProbeResult, Timing, device, kernels, numerics, timing  # noqa: E402  # noqa: E402
+from precisionlint.advise.probe import device, kernels, measure, numerics, timing  # noqa: E402
+from precisionlint.advise.probe.results import DeviceInfo, LossScaling, ProbeResult, Timing  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 NO_GPU = not torch.cuda.is_available()
@@ -35,7 +35,7 @@ BLOCK_TORCH = (
 
 @pytest.mark.skipif(not NO_GPU, reason="this machine has a GPU")
 def test_query_devices_describes_the_cpu_without_a_gpu() -> None:
-    (info,) = probe.query_devices()
+    (info,) = device.query_devices()
     assert info.kind == "cpu" and not info.is_gpu
     assert info.name and info.torch_version == str(torch.__version__)
     assert (info.tf32, info.fp8, info.compute_capability) == (False, False, None)
@@ -45,7 +45,7 @@ def test_query_devices_describes_the_cpu_without_a_gpu() -> None:
 def test_run_probe_measures_the_cpu_for_real() -> None:
     messages: list[str] = []
     began = time.perf_counter()
-    result = probe.run_probe(budget_s=1.5, size=128, progress=messages.append)
+    result = measure.run_probe(budget_s=1.5, size=128, progress=messages.append)
     took = time.perf_counter() - began
     assert took < 5.0
     assert result.size == 128 and result.device.kind == "cpu"
@@ -66,13 +66,13 @@ def test_run_probe_measures_the_cpu_for_real() -> None:
 
 @pytest.mark.skipif(not NO_GPU, reason="this machine has a GPU")
 def test_run_probe_rounds_the_size_for_fp8_kernels() -> None:
-    result = probe.run_probe(budget_s=0.5, size=100)
+    result = measure.run_probe(budget_s=0.5, size=100)
     assert result.size == 112
     assert all(t.size == 112 for t in result.timings)
 
 
-def _cpu_backend() -> probe.Backend:
-    return probe.Backend(torch, probe.describe_cpu(str(torch.__version__)))
+def _cpu_backend() -> device.Backend:
+    return device.Backend(torch, device.describe_cpu(str(torch.__version__)))
 
 
 def test_measure_takes_the_median_within_the_share() -> None:
@@ -91,7 +91,7 @@ def test_measure_takes_the_median_within_the_share() -> None:
     assert len(calls) == 1 + 1 + 4 + result.warmup_batches * result.inner + len(result.samples_s) * result.inner
 
 
-class _WarmingDevice(probe.Backend):
+class _WarmingDevice(device.Backend):
     """A device whose timer reports a cold clock for the first batches: 2 ms per call falling to 1 ms by the
     sixth batch, then steady (a GPU's clock ramping up). Wall time passes as reported, so the planning is real."""
 
@@ -146,7 +146,7 @@ def test_fp8_path_through_the_scaled_matmul() -> None:
         assert out.dtype == torch.bfloat16
         error = float((out.double() - reference).abs().max() / reference.abs().mean())
         assert 1e-3 < error < 0.5  # e4m3: 3 mantissa bits
-    backend = probe.Backend(torch, info)
+    backend = device.Backend(torch, info)
     checks = numerics.check_formats(backend, ["fp32", "bf16", "fp8"], 64)
     assert [c.fmt for c in checks][:3] == ["fp32", "bf16", "fp8"]
     assert checks[2].relative_error > checks[1].relative_error > checks[0].relative_error
@@ -208,7 +208,7 @@ def test_matmul_precision_is_restored() -> None:
 
 
 def test_loss_scaling_check_matches_the_fp16_threshold() -> None:
-    result = probe.loss_scaling_check(torch, samples=1 << 14)
+    result = numerics.loss_scaling_check(torch, samples=1 << 14)
     # Log-uniform over [1e-10, 1e-1]: the share below 2**-25 is (log10(2**-25) + 10) / 9.
     expected = (math.log10(2.0**-25) + 10) / 9
     assert result.underflow_unscaled == pytest.approx(expected, abs=0.02)
@@ -231,10 +231,10 @@ def test_result_types_serialise() -> None:
 
 def test_without_torch_the_probe_says_how_to_install_it() -> None:
     code = BLOCK_TORCH + (
-        "from precisionlint.advise import probe\n"
+        "from precisionlint.advise.probe import device, measure\n"
         "try:\n"
-        "    probe.run_probe(budget_s=1)\n"
-        "except probe.ProbeUnavailable as exc:\n"
+        "    measure.run_probe(budget_s=1)\n"
+        "except device.ProbeUnavailable as exc:\n"
         "    print('unavailable:', exc)\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=60)

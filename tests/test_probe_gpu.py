@@ -13,8 +13,8 @@ torch = pytest.importorskip("torch")
 
 from click.testing import CliRunner  # noqa: E402
 
-from precisionlint.advise import advisor, probe  # noqa: E402
-from precisionlint.advise.probe import judge  # noqa: E402
+from precisionlint.advise import advisor  # noqa: E402
+from precisionlint.advise.probe import judge, measure  # noqa: E402
 from precisionlint.advise.probe.results import ProbeResult  # noqa: E402
 from precisionlint.advise.probe.shapes import parse_shapes  # noqa: E402
 from precisionlint.cli.advise_command import advise  # noqa: E402
@@ -26,7 +26,7 @@ BUDGET = 6.0
 
 def _run(monkeypatch: pytest.MonkeyPatch, *cards: SimulatedCard, **kwargs: object) -> ProbeResult:
     with simulated_gpus(monkeypatch, *cards):
-        return probe.run_probe(budget_s=BUDGET, size=SIZE, **kwargs)  # type: ignore[arg-type]
+        return measure.run_probe(budget_s=BUDGET, size=SIZE, **kwargs)  # type: ignore[arg-type]
 
 
 def test_every_format_of_an_h100_is_measured_through_its_own_api(monkeypatch: pytest.MonkeyPatch,
@@ -34,7 +34,7 @@ def test_every_format_of_an_h100_is_measured_through_its_own_api(monkeypatch: py
     monkeypatch.setenv("PATH", str(tmp_path))  # no nvidia-smi
     card = SimulatedCard()
     with simulated_gpus(monkeypatch, card) as cuda:
-        result = probe.run_probe(budget_s=BUDGET, size=SIZE)
+        result = measure.run_probe(budget_s=BUDGET, size=SIZE)
     assert result.device.name == "NVIDIA H100 80GB HBM3" and result.device.compute_capability == (9, 0)
     assert result.device.uuid == "GPU-" + card.uuid
     assert [t.fmt for t in result.timings] == ["fp32", "tf32", "bf16", "fp16", "fp8", "fp8-fast"]

@@ -13,8 +13,9 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from precisionlint.advise import advisor, probe  # noqa: E402
-from precisionlint.advise.probe import judge, kernels  # noqa: E402
+from precisionlint.advise import advisor  # noqa: E402
+from precisionlint.advise.probe import device, judge, kernels, measure  # noqa: E402
+from precisionlint.advise.probe.results import ProbeResult  # noqa: E402
 
 pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")]
 
@@ -22,18 +23,18 @@ HOPPER_BF16_ACHIEVABLE = (780.0, 800.0)  # H100 / H200 bf16 is judged against ab
 
 
 @pytest.fixture(scope="module")
-def default_run() -> probe.ProbeResult:
+def default_run() -> ProbeResult:
     """One probe with the command's defaults (8192-cubed matmuls, a 10 s budget) on GPU 0 alone."""
-    return probe.run_probe(device_index=0)
+    return measure.run_probe(device_index=0)
 
 
-def test_every_format_of_the_card_within_the_default_budget(default_run: probe.ProbeResult) -> None:
+def test_every_format_of_the_card_within_the_default_budget(default_run: ProbeResult) -> None:
     result = default_run
     assert result.device.is_gpu and result.device.compute_capability is not None
     assert [t.fmt for t in result.timings] == kernels.formats_for(result.device)
     assert not [s for s in result.skipped if "not supported" in s.reason], result.skipped
     # torch is already imported here: the probe alone keeps to its budget (a short grace for the last batch)
-    assert result.elapsed_s <= probe.DEFAULT_BUDGET_S + 0.5
+    assert result.elapsed_s <= measure.DEFAULT_BUDGET_S + 0.5
     for t in result.timings:
         assert t.tflops > 0 and t.repeats >= 3, t
     errors = {n.fmt: n.relative_error for n in result.numerics}
@@ -44,7 +45,7 @@ def test_every_format_of_the_card_within_the_default_budget(default_run: probe.P
         assert errors["bf16"] < errors["fp8"]
 
 
-def test_the_tensor_core_formats_are_faster_than_float32(default_run: probe.ProbeResult) -> None:
+def test_the_tensor_core_formats_are_faster_than_float32(default_run: ProbeResult) -> None:
     fp32 = default_run.timing("fp32")
     half = default_run.timing("bf16") if default_run.device.bf16 else default_run.timing("fp16")
     assert fp32 is not None and half is not None
@@ -54,8 +55,8 @@ def test_the_tensor_core_formats_are_faster_than_float32(default_run: probe.Prob
 def test_cuda_events_agree_with_the_wall_clock() -> None:
     # One event pair around a batch measures the kernels; for 4096-cubed bf16 matmuls the launches are a
     # negligible part, so the events and a synchronised wall clock agree.
-    (info,) = [d for d in probe.query_devices() if d.index == 0]
-    backend = probe.CudaBackend(torch, info, probe.CudaApi.of(torch))
+    (info,) = [d for d in device.query_devices() if d.index == 0]
+    backend = device.CudaBackend(torch, info, device.CudaApi.of(torch))
     a = torch.randn(4096, 4096, device="cuda", dtype=torch.float16)
     b = torch.randn(4096, 4096, device="cuda", dtype=torch.float16)
     out = torch.empty(4096, 4096, device="cuda", dtype=torch.float16)
@@ -71,7 +72,7 @@ def test_cuda_events_agree_with_the_wall_clock() -> None:
     assert 0.7 * wall_s <= event_s <= 1.02 * wall_s, (event_s, wall_s)
 
 
-def test_the_recommendation_from_the_card(default_run: probe.ProbeResult) -> None:
+def test_the_recommendation_from_the_card(default_run: ProbeResult) -> None:
     rec = advisor.recommend(probe=default_run)  # no --params: the large-model branch
     assert rec.measured and rec.device == "gpu"
     if default_run.device.bf16:
@@ -81,7 +82,7 @@ def test_the_recommendation_from_the_card(default_run: probe.ProbeResult) -> Non
                    for n in rec.notes), rec.notes
 
 
-def test_hopper_bf16_is_judged_against_the_achievable_figure(default_run: probe.ProbeResult) -> None:
+def test_hopper_bf16_is_judged_against_the_achievable_figure(default_run: ProbeResult) -> None:
     if not any(name in default_run.device.name for name in ("H100", "H200", "H800", "GH200")):
         pytest.skip(f"not a Hopper card: {default_run.device.name}")
     bf16 = default_run.timing("bf16")
@@ -92,7 +93,7 @@ def test_hopper_bf16_is_judged_against_the_achievable_figure(default_run: probe.
 
 
 @pytest.mark.skipif(shutil.which("nvidia-smi") is None, reason="no nvidia-smi")
-def test_the_driver_is_read_during_the_run(default_run: probe.ProbeResult) -> None:
+def test_the_driver_is_read_during_the_run(default_run: ProbeResult) -> None:
     telemetry = default_run.telemetry
     assert telemetry is not None and telemetry.samples >= 1
     assert telemetry.sm_clock_mhz is not None and telemetry.sm_clock_mhz > 0

@@ -23,7 +23,7 @@ from precisionlint.hardware.detect import device_from_description
 from precisionlint.hardware.gpu import Gpu, fleet_names
 
 if TYPE_CHECKING:
-    from precisionlint.advise.probe import ProbeResult
+    from precisionlint.advise.probe.results import ProbeResult
     from precisionlint.core.model import Document
 
 LARGE_MODEL_PARAMS = 25e6  # ResNet-50 (25.6M): seed 004's "large model" line

@@ -16,7 +16,7 @@ import click
 
 if TYPE_CHECKING:
     from precisionlint.advise.advisor import Comparison, Recommendation
-    from precisionlint.advise.probe import ProbeResult
+    from precisionlint.advise.probe.results import ProbeResult
     from precisionlint.advise.probe.shapes import Shape
     from precisionlint.hardware.gpu import Gpu
 
@@ -129,18 +129,19 @@ def advise(
     measured: ProbeResult | None = None
     targets: tuple[Gpu, ...] = ()
     if probe:
-        from precisionlint.advise import probe as probe_module
+        from precisionlint.advise.probe import device as probe_device
+        from precisionlint.advise.probe import measure as probe_measure
 
         try:
-            measured = probe_module.run_probe(
-                budget_s=budget if budget is not None else probe_module.DEFAULT_BUDGET_S,
+            measured = probe_measure.run_probe(
+                budget_s=budget if budget is not None else probe_measure.DEFAULT_BUDGET_S,
                 size=size,
                 device_index=device_index,
                 progress=_progress(),
                 shapes=shapes,
                 began=began,
             )
-        except probe_module.ProbeUnavailable as exc:
+        except probe_device.ProbeUnavailable as exc:
             click.echo(f"precisionlint: error: {exc}", err=True)
             sys.exit(EXIT_USAGE)
         except ValueError as exc:  # --device N names no device

@@ -14,35 +14,6 @@ The only package of precisionlint that imports torch, and only inside functions,
     measure.py   run_probe: all of the above within a time budget
     report.py    the self-contained HTML report (inline SVG)
     results.py   the records (plain dataclasses with a JSON form) everything downstream reads
+
+Each room imports only the rooms listed above it (results at the bottom); this file re-exports nothing.
 """
-
-from precisionlint.advise.probe.device import (
-    INSTALL_HINT,
-    Backend,
-    CudaApi,
-    CudaBackend,
-    ProbeUnavailable,
-    cpu_native_bf16,
-    describe_cpu,
-    open_backends,
-    query_devices,
-)
-from precisionlint.advise.probe.measure import DEFAULT_BUDGET_S, run_probe
-from precisionlint.advise.probe.numerics import loss_scaling_check
-from precisionlint.advise.probe.results import (
-    AlignmentIssue,
-    DeviceInfo,
-    LossScaling,
-    NumericCheck,
-    PeerCheck,
-    ProbeResult,
-    Skipped,
-    Telemetry,
-    Timing,
-)
-
-__all__ = [
-    "DEFAULT_BUDGET_S", "INSTALL_HINT", "AlignmentIssue", "Backend", "CudaApi", "CudaBackend", "DeviceInfo",
-    "LossScaling", "NumericCheck", "PeerCheck", "ProbeResult", "ProbeUnavailable", "Skipped", "Telemetry", "Timing",
-    "cpu_native_bf16", "describe_cpu", "loss_scaling_check", "open_backends", "query_devices", "run_probe",
-]
