@@ -10,16 +10,11 @@ import pytest
 import tomlkit
 from ruamel.yaml import YAML
 
-from precisionlint.advise.advisor import (
-    Recommendation,
-    compare_config,
-    evidence,
-    parse_params,
-    recommend,
-    recommendation_settings,
-    snippets,
-)
+from precisionlint.advise.advisor import evidence, parse_params, recommend
+from precisionlint.advise.config_changes import compare_config
 from precisionlint.advise.probe.results import DeviceInfo, LossScaling, NumericCheck, ProbeResult, Skipped, Timing
+from precisionlint.advise.recommendation import Recommendation, recommendation_settings
+from precisionlint.advise.snippets import snippets
 from precisionlint.hardware.capability import gpu_from_capability
 from precisionlint.hardware.gpu import Gpu
 from precisionlint.hardware.names import find_gpu

@@ -15,9 +15,10 @@ from typing import TYPE_CHECKING, Any
 import click
 
 if TYPE_CHECKING:
-    from precisionlint.advise.advisor import Comparison, Recommendation
+    from precisionlint.advise.config_changes import Comparison
     from precisionlint.advise.probe.results import ProbeResult
     from precisionlint.advise.probe.shapes import Shape
+    from precisionlint.advise.recommendation import Recommendation
     from precisionlint.hardware.gpu import Gpu
 
 EXIT_USAGE = 2
@@ -83,7 +84,7 @@ def advise(
     is each faster format really faster (datasheet figures, or measured with --probe)?
     """
     began = time.perf_counter()  # the probe's budget counts from here: importing torch is part of it
-    from precisionlint.advise import advisor, local_gpus
+    from precisionlint.advise import advisor, config_changes, local_gpus
     from precisionlint.hardware.detect import device_from_description
     from precisionlint.hardware.gpu import UnknownGpuError
     from precisionlint.hardware.targets import resolve_targets
@@ -166,11 +167,11 @@ def advise(
                                    "visible to PyTorch); name one with --gpu NAME or measure the CPU with --probe")
 
     rec = advisor.recommend(targets, params=param_count, priority=priority, probe=measured,
-                            current_fp8=document is not None and advisor.uses_fp8(document))
+                            current_fp8=document is not None and config_changes.uses_fp8(document))
     if write_path:
         _write(write_path, document, rec, diff, targets)
         return
-    comparison = advisor.compare_config(document, rec) if document is not None else None
+    comparison = config_changes.compare_config(document, rec) if document is not None else None
     payload = json_payload(rec, targets, measured, comparison, shapes)
     if report_path is not None:
         _write_report(report_path, payload)
@@ -248,10 +249,10 @@ def _introduced_findings(path: str, old: str, new: str, targets: tuple[Gpu, ...]
 
 def _write(path: str, document: Any, rec: Recommendation, diff: bool, targets: tuple[Gpu, ...] = ()) -> None:
     """Apply the recommendation to `path` through the fixer's verified, layout-keeping edits."""
-    from precisionlint.advise import advisor
+    from precisionlint.advise import config_changes
     from precisionlint.fix import apply as fix
 
-    changes = advisor.changes_for_file(document, rec)
+    changes = config_changes.changes_for_file(document, rec)
     if "tf32" not in changes and any(not _hf_tf32_accepted(gpu) for gpu in targets) and any(
         s.value is True and s.framework == "hf" for s in document.settings_named("tf32")
     ):
@@ -356,7 +357,8 @@ def gpu_json(gpu: Gpu) -> dict[str, Any]:
 def json_payload(rec: Recommendation, targets: tuple[Gpu, ...], measured: ProbeResult | None,
                  comparison: Comparison | None, shapes: list[Shape] | None = None) -> dict[str, Any]:
     """Everything `advise` knows, as JSON: the text report, the HTML report and --output-format json all show this."""
-    from precisionlint.advise.advisor import recommendation_settings, snippets
+    from precisionlint.advise.recommendation import recommendation_settings
+    from precisionlint.advise.snippets import snippets
 
     probe_json = None
     if measured is not None:
@@ -399,7 +401,7 @@ def _show(value: Any) -> str:
 
 def render_text(rec: Recommendation, targets: tuple[Gpu, ...], measured: ProbeResult | None,
                 comparison: Comparison | None, shapes: list[Shape] | None = None) -> str:
-    from precisionlint.advise.advisor import SNIPPET_TITLES, snippets
+    from precisionlint.advise.snippets import SNIPPET_TITLES, snippets
 
     out: list[str] = []
     if rec.device == "cpu":
