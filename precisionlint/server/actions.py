@@ -5,7 +5,6 @@ made for."""
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from typing import TYPE_CHECKING
 
 from lsprotocol import types
 
@@ -20,9 +19,6 @@ from precisionlint.server.analysis import (
     verified_fix,
 )
 from precisionlint.server.convert import Positions, diagnostic
-
-if TYPE_CHECKING:
-    from precisionlint.server.language_server import PrecisionServer
 
 FIX_ALL_KIND = f"{types.CodeActionKind.SourceFixAll.value}.precisionlint"
 
@@ -65,11 +61,9 @@ def rule_docs(findings: list[Finding]) -> str:
     return "\n\n---\n\n".join(parts)
 
 
-def workspace_edit(ls: PrecisionServer, uri: str, version: int | None,
-                    edits: list[types.TextEdit]) -> types.WorkspaceEdit:
-    capabilities = ls.client_capabilities.workspace
-    workspace_edit = capabilities.workspace_edit if capabilities is not None else None
-    if workspace_edit is not None and workspace_edit.document_changes:
+def workspace_edit(versioned: bool, uri: str, version: int | None,
+                   edits: list[types.TextEdit]) -> types.WorkspaceEdit:
+    if versioned:
         # Versioned: a client refuses the edit if the buffer changed since, instead of applying stale offsets.
         return types.WorkspaceEdit(document_changes=[types.TextDocumentEdit(
             text_document=types.OptionalVersionedTextDocumentIdentifier(uri=uri, version=version),
@@ -78,12 +72,13 @@ def workspace_edit(ls: PrecisionServer, uri: str, version: int | None,
     return types.WorkspaceEdit(changes={uri: edits})
 
 
-def code_actions(ls: PrecisionServer, uri: str, version: int | None, analysis: Analysis,
+def code_actions(encoding: str, versioned: bool, uri: str, version: int | None, analysis: Analysis,
                  placed: Sequence[tuple[Finding, types.Range]],
                  params: types.CodeActionParams) -> Iterator[types.CodeAction]:
     """The actions for the findings whose ranges (`placed`: where the editor shows each finding) meet the
-    requested range. Fix edits are offsets into the document's text (a notebook's: its JSON text)."""
-    positions = Positions(analysis.text, ls.encoding())
+    requested range. Fix edits are offsets into the document's text (a notebook's: its JSON text), placed in
+    the client's position `encoding`; `versioned`: the client takes versioned document changes."""
+    positions = Positions(analysis.text, encoding)
     wanted = params.range
 
     def meets(where: types.Range) -> bool:
@@ -94,7 +89,7 @@ def code_actions(ls: PrecisionServer, uri: str, version: int | None, analysis: A
     fixable = False
 
     def edit(*edits: types.TextEdit) -> types.WorkspaceEdit:
-        return workspace_edit(ls, uri, version, list(edits))
+        return workspace_edit(versioned, uri, version, list(edits))
 
     for finding, where in touched:
         diag = diagnostic(finding, where)
