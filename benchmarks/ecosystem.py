@@ -98,8 +98,8 @@ def attribution(exe: str, repo: Path, timeout: float) -> dict[str, int]:
 def launches_and_pins(repo: Path) -> tuple[int, int, list[str]]:
     """(launch lines in the repository's shell scripts, those whose script resolves in the project, the pin files
     the project model reads, relative to the repository), read in this process with the precisionlint beside it."""
+    from precisionlint.frameworks.documents import load_document
     from precisionlint.project import Directory, display_path, project_for
-    from precisionlint.sources import load_document
 
     lines = resolved = 0
     pins: set[str] = set()

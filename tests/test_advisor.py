@@ -15,10 +15,10 @@ from precisionlint.advise.config_changes import compare_config
 from precisionlint.advise.probe.results import DeviceInfo, LossScaling, NumericCheck, ProbeResult, Skipped, Timing
 from precisionlint.advise.recommendation import Recommendation, recommendation_settings
 from precisionlint.advise.snippets import snippets
+from precisionlint.frameworks.documents import load_document
 from precisionlint.hardware.capability import gpu_from_capability
 from precisionlint.hardware.gpu import Gpu
 from precisionlint.hardware.names import find_gpu
-from precisionlint.sources import load_document
 
 
 def gpu(name: str) -> Gpu:

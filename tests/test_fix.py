@@ -28,7 +28,8 @@ from precisionlint.fix.apply import (
     unified_diff,
 )
 from precisionlint.fix.write import rewrite, write_report
-from precisionlint.sources import Limits, load_document
+from precisionlint.frameworks.documents import load_document
+from precisionlint.sources import Limits
 from tests.rule_cases import RuleCase, load_cases
 
 BOM = b"\xef\xbb\xbf"

@@ -211,7 +211,7 @@ def test_a_refused_fix_says_why(tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
     result = fix_text("f.yaml", text, "yaml", options, unsafe=False)
     assert result.fixed == 1
     from precisionlint.fix.plan import Refusal, select_fixes
-    from precisionlint.sources import load_document
+    from precisionlint.frameworks.documents import load_document
 
     document = load_document("f.yaml", text, "yaml")
     start = text.index("3\n")

@@ -24,7 +24,8 @@ from precisionlint.engine.check import check_bytes, check_source
 from precisionlint.engine.options import EngineOptions
 from precisionlint.frameworks import registry, setting_vocabulary
 from precisionlint.frameworks.base import dtype_of
-from precisionlint.sources import format_of, load_document
+from precisionlint.frameworks.documents import load_document
+from precisionlint.sources import format_of
 from tests.rule_cases import RULES_DIR
 
 SETTINGS_RULES = [r for r in all_rules() if r.target == "settings"]

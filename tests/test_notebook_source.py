@@ -14,7 +14,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from precisionlint.sources import format_of, load_document
+from precisionlint.frameworks.documents import load_document
+from precisionlint.sources import format_of
 
 
 def _notebook(*cells: tuple[str, str]) -> str:

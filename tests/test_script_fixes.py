@@ -97,8 +97,8 @@ def _models() -> list:
     """Script models of real files: every Python rule case and this package's own script modules."""
     from pathlib import Path
 
+    from precisionlint.frameworks.documents import load_document
     from precisionlint.script.build import build_script_model
-    from precisionlint.sources import load_document
 
     root = Path(__file__).resolve().parent.parent
     paths = sorted((root / "rules").glob("*/*.py")) + sorted((root / "precisionlint" / "script").glob("*.py"))
@@ -197,9 +197,9 @@ def test_parses_after_agrees_on_every_position_of_a_tricky_file() -> None:
     import ast
 
     from precisionlint.core.model import Edit
+    from precisionlint.frameworks.documents import load_document
     from precisionlint.script.build import build_script_model
     from precisionlint.script.fixes import apply_edits, parses_after
-    from precisionlint.sources import load_document
 
     model = build_script_model(load_document("tricky.py", _TRICKY, "python"))
     pieces = ('"cuda"', "torch.amp", "(", "\n", "; q = 1", "\nq = 2", "\\\n", "if a: b", "'", "x\n", "lambda: 0")

@@ -12,7 +12,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from precisionlint.core.model import UNRESOLVED
-from precisionlint.sources import Limits, format_of, load_document
+from precisionlint.frameworks.documents import load_document
+from precisionlint.sources import Limits, format_of
 
 LAUNCHER = """#!/bin/bash
 export CUDA_VISIBLE_DEVICES=0,1

@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from precisionlint.core.model import UNRESOLVED, Confidence, Span
-from precisionlint.sources import LimitError, SourceError, load_document
+from precisionlint.frameworks.documents import load_document
+from precisionlint.sources import LimitError, SourceError
 
 
 def settings(text: str, fmt: str):

@@ -13,6 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from precisionlint.frameworks.documents import read_settings
 from precisionlint.sources import LimitError, Limits, SourceError, yaml_check, yaml_source
 from precisionlint.sources.tree import Node, NodeBudget
 
@@ -74,6 +75,7 @@ def _result(load: Any, text: str) -> Any:
         document = load("t.yaml", text, Limits())
     except (SourceError, LimitError) as exc:
         return ("error", type(exc).__name__, str(exc), getattr(exc, "line", None), getattr(exc, "column", None))
+    read_settings(document)  # the frameworks read each loader's tree the same way
     return ("ok", [_dump(root) for root in document.tree], document.settings, document.duplicate_keys,
             document.line_starts)
 

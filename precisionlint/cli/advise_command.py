@@ -316,7 +316,8 @@ def _read_config(path: str, option: str) -> bytes:
 
 
 def _load_config(path: str, option: str = "--config") -> Any:
-    from precisionlint.sources import LimitError, SourceError, format_of, load_document
+    from precisionlint.frameworks.documents import load_document
+    from precisionlint.sources import LimitError, SourceError, format_of
 
     fmt = format_of(path)
     if fmt is None:

@@ -31,7 +31,8 @@ from precisionlint.engine.options import EngineOptions
 from precisionlint.engine.prefilter import might_hold_findings
 from precisionlint.engine.reading import read_source
 from precisionlint.engine.results import FileResult, engine_finding
-from precisionlint.sources import LimitError, NewerSyntaxError, NotCheckable, SourceError, load_document
+from precisionlint.frameworks.documents import load_document
+from precisionlint.sources import LimitError, NewerSyntaxError, NotCheckable, SourceError
 
 
 def check_source(source: SourceFile, options: EngineOptions, data: bytes | None = None) -> FileResult:

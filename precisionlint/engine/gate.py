@@ -129,8 +129,11 @@ def python_tree_is_read(text: str) -> bool:
         return True
     from precisionlint.engine.suppress import may_hold_directives
     from precisionlint.frameworks import mmengine
-    from precisionlint.frameworks.python_calls import may_call_a_framework, may_pass_a_precision_setting
-    from precisionlint.sources.python_source import may_import_a_framework
+    from precisionlint.frameworks.python_calls import (
+        may_call_a_framework,
+        may_import_a_framework,
+        may_pass_a_precision_setting,
+    )
 
     probe = word_probe(text)
     if any(word in probe for word in _tree_words()):

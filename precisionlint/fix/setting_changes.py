@@ -66,7 +66,7 @@ def plan_setting_changes(path: str, changes: dict[str, object], data: bytes | No
 
 
 def _load(path: str, text: str, fmt: Format) -> Document:
-    from precisionlint.sources import load_document
+    from precisionlint.frameworks.documents import load_document
 
     try:
         return load_document(path, text, fmt)

@@ -43,6 +43,20 @@ CALLS = (
 )
 
 
+# Every module a call of CALLS is imported from; MMEngine configs import nothing: their marker is the wrapper's
+# name in the optim_wrapper dict.
+_FRAMEWORK_MODULES = (*sorted({module for call in CALLS for module in call.modules}), mmengine.MARKER)
+
+
+def may_import_a_framework(text: str) -> bool:
+    """False only when the file cannot import any module of CALLS, so that python_settings() would find no
+    settings: its calls resolve only through `import` statements, and each names its module in the text. Most
+    Python files that pass the prefilter (a `precision` metric, `half = n // 2`) import none of them, and
+    python_settings() walks the whole tree three times to find that out. Identifiers that are not ASCII may be
+    NFKC-normalised by the parser (a fullwidth `ｔｏｒｃｈ` is `torch`), so such files are not ruled out."""
+    return not text.isascii() or any(module in text for module in _FRAMEWORK_MODULES)
+
+
 # Every name a call of CALLS can end in. A callee's dotted name ends either in an attribute written at the call
 # (`L.Trainer`) or in the last part of what an import names (`from lightning import Trainer as T`): in ASCII
 # source both are written out in the text, so a file that holds none of these names has no setting to find.

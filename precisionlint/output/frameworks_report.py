@@ -19,8 +19,9 @@ def show(paths: Sequence[str], root: Any, exclude: Sequence[str], respect_gitign
     from precisionlint.core.model import Finding
     from precisionlint.engine.decoding import decode_source
     from precisionlint.engine.reading import read_source
+    from precisionlint.frameworks.documents import load_document
     from precisionlint.run.discover import discover
-    from precisionlint.sources import DEFAULT_LIMITS, LimitError, SourceError, load_document
+    from precisionlint.sources import DEFAULT_LIMITS, LimitError, SourceError
     from precisionlint.sources.not_config import reason
 
     found = discover(list(paths) or ["."], root, exclude, respect_gitignore)

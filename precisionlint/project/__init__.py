@@ -402,7 +402,8 @@ def load_linked(path: str) -> Document | None:
     document: Document | None = None
     try:
         from precisionlint.engine.decoding import decode_source
-        from precisionlint.sources import Limits, format_of, load_document
+        from precisionlint.frameworks.documents import load_document
+        from precisionlint.sources import Limits, format_of
 
         fmt = format_of(path)
         limits = Limits()

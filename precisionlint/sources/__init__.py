@@ -1,4 +1,5 @@
-"""Loaders: one per format, each turning text into a Document with canonical Settings and spans.
+"""Loaders: one per format, each turning text into a Document with its position tree (the format layer: the
+frameworks above read the canonical settings off the tree, frameworks/documents.py).
 
 Parsers are imported lazily, so checking a TOML file never imports ruamel.yaml and vice versa.
 """
@@ -77,8 +78,10 @@ class Limits(NamedTuple):
 DEFAULT_LIMITS = Limits()
 
 
-def load_document(path: str, text: str, fmt: Format, limits: Limits = DEFAULT_LIMITS) -> Document:
-    """Parse `text` and extract its canonical settings. Raises SourceError or LimitError."""
+def parse_document(path: str, text: str, fmt: Format, limits: Limits = DEFAULT_LIMITS) -> Document:
+    """Parse `text` into a Document with its tree, and no settings yet: reading the canonical settings off the
+    tree is the frameworks' work (frameworks/documents.py load_document, what every reader of a file calls).
+    Raises SourceError or LimitError."""
     if fmt == "toml":
         from precisionlint.sources.toml_source import load
     elif fmt == "yaml":

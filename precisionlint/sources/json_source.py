@@ -42,9 +42,6 @@ def load(path: str, text: str, limits: Limits) -> Document:
     root = parse_positions(scanned, NodeBudget(limits.max_nodes, limits.max_depth), duplicates)
     document = Document(path=path, text=text, format="json", tree=root)
     document.duplicate_keys = duplicates
-    from precisionlint.frameworks import config_settings
-
-    document.settings = config_settings(document, root)
     return document
 
 

@@ -1,7 +1,8 @@
 """Python files: parsed with `ast` (never executed, never imported).
 
-The Document's tree is the `ast.Module`; settings are the literal keyword arguments of trainer-like calls
-(frameworks.py says which), so the same settings checks run on scripts as on config files.
+The Document's tree is the `ast.Module`; its settings, the literal keyword arguments of trainer-like calls, are
+read by frameworks/python_calls.py (frameworks/documents.py), so the same settings checks run on scripts as on
+config files.
 The training-step model for script rules is built lazily from the same tree (precisionlint.script).
 """
 
@@ -50,27 +51,4 @@ def load(path: str, text: str, limits: Limits, tree: ast.Module | None = None) -
         raise LimitError("nesting too deep to parse") from None
     document = Document(path=path, text=text, format="python", tree=tree)
     use_universal_newlines(document)  # ast counts a lone \r as a line end
-    if may_import_a_framework(text):
-        from precisionlint.frameworks import python_settings
-
-        document.settings = python_settings(document)
     return document
-
-
-_FRAMEWORK_MODULES: tuple[str, ...] | None = None
-
-
-def may_import_a_framework(text: str) -> bool:
-    """False only when the file cannot import any module of frameworks.CALLS, so that python_settings() would
-    find no settings: its calls resolve only through `import` statements, and each names its module in the
-    text. Most Python files that pass the prefilter (a `precision` metric, `half = n // 2`) import none of
-    them, and python_settings() walks the whole tree three times to find that out. Identifiers that are not
-    ASCII may be NFKC-normalised by the parser (a fullwidth `ｔｏｒｃｈ` is `torch`), so such files are not
-    ruled out."""
-    global _FRAMEWORK_MODULES
-    if _FRAMEWORK_MODULES is None:
-        from precisionlint.frameworks import CALLS, mmengine
-
-        # MMEngine configs import nothing: their marker is the wrapper's name in the optim_wrapper dict.
-        _FRAMEWORK_MODULES = (*sorted({module for call in CALLS for module in call.modules}), mmengine.MARKER)
-    return not text.isascii() or any(module in text for module in _FRAMEWORK_MODULES)

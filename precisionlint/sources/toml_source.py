@@ -54,11 +54,7 @@ def load(path: str, text: str, limits: Limits) -> Document:
     scanner = _Scanner(text)
     scanner.scan()
     root = _build(parsed, (), scanner.positions, budget, 0, (0, len(text)), text)
-    document = Document(path=path, text=text, format="toml", tree=root)
-    from precisionlint.frameworks import config_settings
-
-    document.settings = config_settings(document, root)
-    return document
+    return Document(path=path, text=text, format="toml", tree=root)
 
 
 def _parse_with_tomlkit(text: str) -> dict[str, Any]:

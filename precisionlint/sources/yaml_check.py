@@ -278,12 +278,6 @@ def load(path: str, text: str, limits: Limits) -> Document:
         return yaml_source.load(path, text, limits)
     document = Document(path=path, text=text, format="yaml", tree=roots)
     document.line_starts = starts
-    from precisionlint.frameworks import config_settings
-
-    settings = []
-    for root in roots:
-        settings.extend(config_settings(document, root))
-    document.settings = settings
     return document
 
 

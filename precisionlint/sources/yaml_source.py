@@ -176,12 +176,6 @@ def load(path: str, text: str, limits: Limits) -> Document:
     document = Document(path=path, text=text, format="yaml", tree=roots)
     document.line_starts = starts
     document.duplicate_keys = loader.constructor.__dict__.get("duplicate_keys", [])
-    from precisionlint.frameworks import config_settings
-
-    settings = []
-    for root in roots:
-        settings.extend(config_settings(document, root))
-    document.settings = settings
     return document
 
 
