@@ -26,7 +26,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("hardware", ("precisionlint.hardware",)),
     ("analysis", ("precisionlint.script", "precisionlint.project", "precisionlint.values")),
     ("checks", ("precisionlint.checks",)),
-    ("engine", ("precisionlint.engine", "precisionlint.engine.suppress", "precisionlint.sources.setting_edits")),
+    ("engine", ("precisionlint.engine", "precisionlint.engine.suppress")),
     ("fix", ("precisionlint.fix",)),
     ("run", ("precisionlint.run",)),
     ("output", ("precisionlint.output", "precisionlint.output.frameworks_report")),
