@@ -69,10 +69,12 @@ from __future__ import annotations
 import ast
 import os
 from collections.abc import Iterator
-from typing import Any, NamedTuple
+from typing import Any
 
 from precisionlint.checks import CheckContext
-from precisionlint.core.model import Document, Finding, Related, Setting, Severity, Span
+from precisionlint.checks._launch_autocast import launcher_vs_script
+from precisionlint.checks._linked_settings import ds_values, related_to, truth, where_line
+from precisionlint.core.model import Document, Finding, Related, Severity, Span
 from precisionlint.sources.python_index import all_statements
 from precisionlint.sources.tree import root_map, roots
 
@@ -106,30 +108,7 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
             yield from _lightning_configs(ctx)
 
 
-# --- helpers -------------------------------------------------------------------------------------------------
-
-
-def _where(path: str, setting: Setting) -> str:
-    from precisionlint.project import display_path
-
-    return f"{display_path(path)}:{setting.span.line}"
-
-
-def _related(path: str, setting: Setting, what: str) -> Related:
-    from precisionlint.project import display_path
-
-    return Related(display_path(path), setting.span, what)
-
-
-def _ds_values(linked: Document) -> dict[str, tuple[bool, Setting]]:
-    from precisionlint.project.links import deepspeed_precision, enabled
-
-    values = {}
-    for name, setting in deepspeed_precision(linked).items():
-        state = enabled(setting.value) if setting.resolved else None
-        if state is not None:
-            values[name] = (state, setting)
-    return values
+# --- what Transformers and Accelerate refuse: their precision against the DeepSpeed file ----------------------
 
 
 def _hf_conflict(
@@ -141,7 +120,7 @@ def _hf_conflict(
     linked: Document,
     spelled: str = "`{}=True`",  # how a flag reads where it is written
 ) -> Iterator[Finding]:
-    ds = _ds_values(linked)
+    ds = ds_values(linked)
     mismatches = [(name, state, setting) for name, (state, setting) in ds.items()
                   if hf.get(name) is not None and hf[name] != state]
     if not mismatches:
@@ -154,10 +133,10 @@ def _hf_conflict(
     other = f"{name}.enabled={str(state).lower()}"
     yield ctx.report(
         span,
-        f"{said}, but the DeepSpeed config they name sets `{other}` ({_where(path, setting)}): Transformers "
+        f"{said}, but the DeepSpeed config they name sets `{other}` ({where_line(path, setting)}): Transformers "
         f"refuses to start (\"DeepSpeed config values that mismatch TrainingArguments values\"); set "
         f"`\"enabled\": \"auto\"` in its fp16 and bf16 blocks so that it follows these arguments",
-        related=(_related(path, setting, f"DeepSpeed `{other}`"),),
+        related=(related_to(path, setting, f"DeepSpeed `{other}`"),),
     )
 
 
@@ -167,15 +146,15 @@ def _accelerate_conflict(
     if mixed not in ("fp16", "bf16"):
         return
     other = "bf16" if mixed == "fp16" else "fp16"
-    ds = _ds_values(linked)
+    ds = ds_values(linked)
     if other in ds and ds[other][0]:
         setting = ds[other][1]
         yield ctx.report(
             span,
-            f"{how} `{mixed}`, but the DeepSpeed config file it names enables {other} ({_where(path, setting)}): "
+            f"{how} `{mixed}`, but the DeepSpeed config file it names enables {other} ({where_line(path, setting)}): "
             f"Accelerate refuses to start (\"`--mixed_precision` arg cannot be set to `{mixed}` when `{other}` is "
             f"set in the DeepSpeed config file\"); make them agree, or set `\"enabled\": \"auto\"` there",
-            related=(_related(path, setting, f"DeepSpeed `{other}.enabled=true`"),),
+            related=(related_to(path, setting, f"DeepSpeed `{other}.enabled=true`"),),
         )
 
 
@@ -262,14 +241,6 @@ def _python(ctx: CheckContext) -> Iterator[Finding]:
 # --- launchers --------------------------------------------------------------------------------------------------
 
 
-def _truth(value: Any) -> bool | None:
-    if value is True:
-        return True
-    if isinstance(value, str) and value.lower() in ("true", "1", "yes", "false", "0", "no"):
-        return value.lower() in ("true", "1", "yes")
-    return None
-
-
 def _launchers(ctx: CheckContext) -> Iterator[Finding]:
     from precisionlint.project.links import config_links
 
@@ -284,11 +255,11 @@ def _launchers(ctx: CheckContext) -> Iterator[Finding]:
                 explicit: dict[str, Span] = {}
                 for name in ("fp16", "bf16"):
                     if name in flags:
-                        hf[name] = _truth(flags[name].value)
+                        hf[name] = truth(flags[name].value)
                         explicit[name] = flags[name].flag_span
                 if any(hf.values()):
                     yield from _hf_conflict(ctx, hf, explicit, ds_flag.span, found[0], found[1], "`--{}`")
-        yield from _launcher_vs_script(ctx, launch)
+        yield from launcher_vs_script(ctx, launch)
         if launch.launcher != "accelerate":
             continue
         mixed = launch.launcher_flags.get("mixed_precision")
@@ -325,10 +296,10 @@ def _launchers(ctx: CheckContext) -> Iterator[Finding]:
                     yield ctx.report(
                         mixed.span,
                         f"`--mixed_precision {mixed.value}` is ignored: {launch.script} creates "
-                        f"`Accelerator(mixed_precision={setting.value!r})` ({_where(path, setting)}), and the "
+                        f"`Accelerator(mixed_precision={setting.value!r})` ({where_line(path, setting)}), and the "
                         f"script's argument wins over the launcher's; the run trains in {setting.value}",
                         severity=Severity.WARNING,
-                        related=(_related(path, setting, f"`Accelerator(mixed_precision={setting.value!r})`"),),
+                        related=(related_to(path, setting, f"`Accelerator(mixed_precision={setting.value!r})`"),),
                     )
                     break
 
@@ -354,14 +325,14 @@ def _lightning_conflict(
     if wanted is None:
         return
     other = "bf16" if wanted == "fp16" else "fp16"
-    ds = _ds_values(linked)
+    ds = ds_values(linked)
     if other not in ds or not ds[other][0] or ds.get(wanted, (False,))[0]:
         return
     setting = ds[other][1]
     root = root_map(linked.tree)
     keys = root.keys() if root is not None else set()
     own_block = wanted in keys  # Lightning looks for "fp16" / "bf16" (not the old "bfloat16")
-    other_line = _where(path, setting)
+    other_line = where_line(path, setting)
     if not own_block:
         message = (
             f"{precision_where} `precision={precision!r}`, but the DeepSpeed config of its DeepSpeedStrategy enables "
@@ -378,7 +349,7 @@ def _lightning_conflict(
         )
         severity = Severity.WARNING
     yield ctx.report(span, message, severity=severity,
-                     related=(*related, _related(path, setting, f"DeepSpeed `{other}.enabled=true`")))
+                     related=(*related, related_to(path, setting, f"DeepSpeed `{other}.enabled=true`")))
 
 
 def _lightning_python(ctx: CheckContext) -> Iterator[Finding]:
@@ -507,101 +478,3 @@ def _with_paths(node: Any, keys: tuple[str, ...], depth: int = 0) -> Iterator[tu
     yield node, keys
     for entry in node.entries:
         yield from _with_paths(entry.value, (*keys, entry.key), depth + 1)
-
-
-# --- launchers: a precision flag against the script's hard-coded autocast --------------------------------------
-
-# Names whose use in a script means it chooses its precision from its arguments or configuration.
-_PRECISION_NAMES = ("fp16", "bf16", "mixed_precision", "half_precision", "use_amp", "amp_dtype", "precision",
-                    "use_fp16", "use_bf16")
-_FLAG_DTYPES = {"fp16": "float16", "bf16": "bfloat16"}
-
-
-class _Request(NamedTuple):
-    dtype: str  # "float16" | "bfloat16"
-    span: Span  # where to report (the flag)
-    written: str  # how the request reads in the message
-    instead: str  # the launch change that would agree with the script
-    accelerate: bool  # read by Accelerate (applied inside prepared models only)
-    related: tuple[Related, ...] = ()
-
-
-def _requested(ctx: CheckContext, launch: Any) -> _Request | None:
-    """The precision a launch line asks for (a flag, or the Accelerate config its `--config_file` names)."""
-    other = {"fp16": "bf16", "bf16": "fp16"}
-    mixed = launch.launcher_flags.get("mixed_precision") if launch.launcher == "accelerate" else None
-    if mixed is not None and mixed.value in _FLAG_DTYPES:
-        return _Request(_FLAG_DTYPES[mixed.value], mixed.flag_span, f"`--mixed_precision {mixed.value}`",
-                        f"--mixed_precision {other[mixed.value]}", True)
-    mixed = launch.script_flags.get("mixed_precision")
-    if mixed is not None and mixed.value in _FLAG_DTYPES:
-        return _Request(_FLAG_DTYPES[mixed.value], mixed.flag_span, f"`--mixed_precision {mixed.value}`",
-                        f"--mixed_precision {other[mixed.value]}", False)
-    asked = [name for name in ("fp16", "bf16") if name in launch.script_flags
-             and _truth(launch.script_flags[name].value)]
-    if len(asked) == 1:
-        flag = launch.script_flags[asked[0]]
-        return _Request(_FLAG_DTYPES[asked[0]], flag.flag_span, f"`--{asked[0]}`", f"--{other[asked[0]]}", False)
-    config_flag = launch.launcher_flags.get("config_file") if launch.launcher == "accelerate" else None
-    if config_flag is not None and "mixed_precision" not in launch.launcher_flags and mixed is None:
-        config = ctx.linked(config_flag.value)
-        settings = [s for s in config[1].settings if s.name == "mixed_precision" and s.framework == "accelerate"
-                    and s.resolved] if config is not None else []
-        if config is not None and len(settings) == 1 and settings[0].value in _FLAG_DTYPES:
-            setting = settings[0]
-            where = _where(config[0], setting)
-            return _Request(
-                _FLAG_DTYPES[setting.value], config_flag.span,
-                f"the Accelerate config `{config_flag.value}` (`mixed_precision: {setting.value}`, {where})",
-                f"mixed_precision: {other[setting.value]}` in that config, or `--mixed_precision "
-                f"{other[setting.value]}", True,
-                (_related(config[0], setting, f"Accelerate `mixed_precision: {setting.value}`"),))
-    return None
-
-
-def _launcher_vs_script(ctx: CheckContext, launch: Any) -> Iterator[Finding]:
-    from precisionlint.project.scripts import hard_coded_training_autocast, mentions
-
-    if launch.script is None:
-        return
-    request = _requested(ctx, launch)
-    if request is None:
-        return
-    script = ctx.linked(launch.script)
-    if script is None or script[1].format != "python":
-        return
-    path, linked = script
-    if any(s.name == "mixed_precision" and s.framework == "accelerate" for s in linked.settings):
-        return  # Accelerator(mixed_precision=...) in the script: reported above when it disagrees
-    if mentions(linked, _PRECISION_NAMES):
-        return  # the script reads a precision argument: what it does with it is decided at run time
-    for hard in hard_coded_training_autocast(linked):
-        if hard.dtype == request.dtype:
-            continue
-        region = hard.region
-        span = region.dtype_span or region.span
-        asked = "bf16" if request.dtype == "bfloat16" else "fp16"
-        if request.accelerate:
-            advice = ("Accelerate applies its setting only inside models passed through `accelerator.prepare`; "
-                      "take the dtype from the Accelerator (`accelerator.autocast()`)")
-        else:
-            advice = "take the autocast dtype from the flag"
-        yield ctx.report(
-            request.span,
-            f"{request.written} asks for {asked}, but {launch.script} hard-codes a {hard.dtype} `torch.autocast` "
-            f"on its training path ({_where_span(path, span)}): the code under it computes in {hard.dtype} "
-            f"whatever the launch asks; {advice}, or use `{request.instead}`",
-            severity=Severity.WARNING,
-            related=(Related(_display(path), span, f"`torch.autocast` hard-coded to {hard.dtype}"), *request.related),
-        )
-        return
-
-
-def _display(path: str) -> str:
-    from precisionlint.project import display_path
-
-    return display_path(path)
-
-
-def _where_span(path: str, span: Span) -> str:
-    return f"{_display(path)}:{span.line}"
