@@ -12,6 +12,8 @@ import enum
 from collections.abc import Callable
 from typing import Any, Literal, NamedTuple
 
+from precisionlint.core.lines import line_starts, position
+
 
 class Severity(enum.IntEnum):
     """Ordered so that `severity >= threshold` selects what fails a run."""
@@ -229,17 +231,6 @@ class _Unresolved:
 UNRESOLVED: Any = _Unresolved()
 
 
-def line_starts(text: str) -> list[int]:
-    """Offsets at which each line of `text` starts, lines ending at `\\n` only, as the loaders and the output
-    count them (sources/positions.py has the variant where `\\r` ends a line too)."""
-    starts = [0]
-    pos = text.find("\n")
-    while pos != -1:
-        starts.append(pos + 1)
-        pos = text.find("\n", pos + 1)
-    return starts
-
-
 class NotYet(enum.Enum):
     """A derived field of a Document not computed yet, where None is an answer of its own."""
 
@@ -330,11 +321,7 @@ class Document:
 
     def position(self, offset: int) -> tuple[int, int]:
         """1-based (line, column) of a character offset."""
-        import bisect
-
-        starts = self.line_starts
-        index = bisect.bisect_right(starts, offset) - 1
-        return index + 1, offset - starts[index] + 1
+        return position(self.line_starts, offset)
 
     def span_of(self, start: int, end: int) -> Span:
         line, column = self.position(start)

@@ -132,11 +132,3 @@ def source_text(path: str, options: RenderOptions) -> str | None:
         return None
     text = data.decode("utf-8", "replace")
     return text[1:] if text.startswith("\ufeff") else text
-
-
-def position(starts: list[int], offset: int) -> tuple[int, int]:
-    """(line, column), both 1-based, of a character offset."""
-    import bisect
-
-    line = bisect.bisect_right(starts, offset)
-    return line, offset - starts[line - 1] + 1

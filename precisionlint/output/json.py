@@ -35,7 +35,7 @@ SCHEMA_VERSION = 1
 def _starts_as_findings_count(path: str, text: str | None) -> list[int] | None:
     """Line starts counted as the file's findings count them: Python's tokenizer and YAML 1.2 end a line at a
     lone CR too, so an edit's location names the same line as its finding in a file with old Mac line endings."""
-    from precisionlint.core.model import line_starts
+    from precisionlint.core.lines import line_starts
 
     if text is None:
         return None
@@ -43,14 +43,15 @@ def _starts_as_findings_count(path: str, text: str | None) -> list[int] | None:
         from precisionlint.sources import format_of
 
         if format_of(path) in ("python", "yaml"):
-            from precisionlint.sources.positions import universal_line_starts
+            from precisionlint.core.lines import universal_line_starts
 
             return universal_line_starts(text)
     return line_starts(text)
 
 
 def finding_objects(findings: list[Finding], options: RenderOptions) -> list[dict[str, Any]]:
-    from precisionlint.output import position, source_text
+    from precisionlint.core.lines import position
+    from precisionlint.output import source_text
 
     starts_by_path: dict[str, list[int] | None] = {}
     objects = []

@@ -8,10 +8,9 @@ an emoji in a comment, counts twice), UTF-8 bytes or UTF-32 characters where the
 
 from __future__ import annotations
 
-import bisect
-
 from lsprotocol import types
 
+from precisionlint.core.lines import line_index, line_starts
 from precisionlint.core.model import Edit, Finding, Severity, Span
 
 SOURCE = "precisionlint"
@@ -28,12 +27,7 @@ class Positions:
     def __init__(self, text: str, encoding: str = "utf-16") -> None:
         self.text = text
         self.encoding = str(encoding).lower()
-        starts = [0]
-        position = text.find("\n")
-        while position != -1:
-            starts.append(position + 1)
-            position = text.find("\n", position + 1)
-        self.starts = starts
+        self.starts = line_starts(text)
 
     def _units(self, chars: str) -> int:
         if self.encoding == "utf-32" or chars.isascii():
@@ -57,7 +51,7 @@ class Positions:
 
     def at_offset(self, offset: int) -> types.Position:
         offset = min(max(offset, 0), len(self.text))
-        index = bisect.bisect_right(self.starts, offset) - 1
+        index = line_index(self.starts, offset)
         return self.position(index + 1, offset - self.starts[index] + 1)
 
     def range(self, span: Span) -> types.Range:

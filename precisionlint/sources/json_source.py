@@ -15,9 +15,9 @@ from __future__ import annotations
 
 import json
 import re
-from bisect import bisect_right
 from collections.abc import Collection
 
+from precisionlint.core.lines import line_start, line_starts
 from precisionlint.core.model import Document
 from precisionlint.sources import LimitError, Limits, NotCheckable, SourceError
 from precisionlint.sources.tree import Entry, Node, NodeBudget, blank_between, whole_line_range
@@ -251,14 +251,7 @@ def _set_removals(text: str, root: Node, budget: NodeBudget, skip: Collection[in
     """Removal range of each object member: its own lines plus the comma that separates it from a neighbour,
     so that deleting the range leaves valid JSON. Members of the objects in `skip` (those with a repeated key,
     whose overridden occurrences are not entries) get none."""
-    starts = [0]  # line starts, so that finding an entry's line is a bisection even in minified JSON
-    newline = text.find("\n")
-    while newline != -1:
-        starts.append(newline + 1)
-        newline = text.find("\n", newline + 1)
-
-    def line_start(pos: int) -> int:  # == text.rfind("\n", 0, pos) + 1
-        return starts[bisect_right(starts, pos) - 1]
+    starts = line_starts(text)  # so that finding an entry's line is a bisection even in minified JSON
 
     todo = [root]
     while todo:
@@ -278,9 +271,9 @@ def _set_removals(text: str, root: Node, budget: NodeBudget, skip: Collection[in
                 # Remove through the comma after this member, up to the next member's line.
                 comma = text.index(",", end)
                 nxt = node.entries[index + 1].key_start
-                first = line_start(start)
+                first = line_start(starts, start)
                 if blank_between(text, first, start) and "\n" in text[comma:nxt]:
-                    entry.removal = (first, line_start(nxt))
+                    entry.removal = (first, line_start(starts, nxt))
                 else:
                     entry.removal = (start, nxt)
             elif index > 0:

@@ -8,25 +8,8 @@ from __future__ import annotations
 
 import ast
 
+from precisionlint.core.lines import universal_line_starts
 from precisionlint.core.model import Document, Span
-
-
-def universal_line_starts(text: str) -> list[int]:
-    """Offsets where each line starts when `\n`, `\r\n` and a lone `\r` all end a line, as Python's tokenizer
-    and YAML 1.2 count lines (Document.line_starts counts `\n` only)."""
-    starts = [0]
-    pos = 0
-    length = len(text)
-    while True:
-        newline = text.find("\n", pos)
-        carriage = text.find("\r", pos, newline if newline != -1 else length)
-        if carriage != -1:
-            pos = carriage + 2 if text.startswith("\r\n", carriage) else carriage + 1
-        elif newline != -1:
-            pos = newline + 1
-        else:
-            return starts
-        starts.append(pos)
 
 
 def use_universal_newlines(document: Document) -> None:

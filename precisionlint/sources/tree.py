@@ -7,9 +7,9 @@ spellings to canonical settings once, whatever the format. Offsets are character
 from __future__ import annotations
 
 import re
-from bisect import bisect_right
 from typing import Any, Literal
 
+from precisionlint.core.lines import line_index, line_start
 from precisionlint.sources import LimitError
 
 Kind = Literal["map", "seq", "scalar"]
@@ -116,15 +116,15 @@ def whole_line_range(
     `line_starts` (offsets after each "\n", from 0) makes finding the line's ends a bisection instead of a
     scan; with the slices avoided too, a long single line (minified JSON) costs no quadratic time."""
     if line_starts is None:
-        line_start = text.rfind("\n", 0, start) + 1
+        begin = text.rfind("\n", 0, start) + 1
     else:
-        line_start = line_starts[bisect_right(line_starts, start) - 1]
-    if not blank_between(text, line_start, start):
+        begin = line_start(line_starts, start)
+    if not blank_between(text, begin, start):
         return None
     if line_starts is None:
         line_end = text.find("\n", end)
     else:  # the first "\n" at or after `end` is the one before the first line start after `end`
-        following = bisect_right(line_starts, end)
+        following = line_index(line_starts, end) + 1
         line_end = line_starts[following] - 1 if following < len(line_starts) else -1
     stop = len(text) if line_end == -1 else line_end
     # What follows on the last line: nothing, a comment, or a lone separating comma.
@@ -132,4 +132,4 @@ def whole_line_range(
     if first is not None and first.group() != "#":
         if first.group() != "," or not blank_between(text, first.end(), stop):
             return None
-    return line_start, len(text) if line_end == -1 else line_end + 1
+    return begin, len(text) if line_end == -1 else line_end + 1

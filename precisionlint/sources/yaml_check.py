@@ -32,6 +32,7 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
+from precisionlint.core.lines import line_starts
 from precisionlint.core.model import Document
 from precisionlint.sources import Limits
 from precisionlint.sources.tree import Entry, Node, NodeBudget, whole_line_range
@@ -270,7 +271,7 @@ def load(path: str, text: str, limits: Limits) -> Document:
         return yaml_source.load(path, text, limits)  # its messages and positions for a broken file
     if yaml_source._flow_too_deep(text, limits.max_depth):
         return yaml_source.load(path, text, limits)  # raises the same LimitError
-    starts = yaml_source._line_starts(text)
+    starts = line_starts(text)
     walker = _ComposedWalker(text, starts, NodeBudget(limits.max_nodes, limits.max_depth), tools)
     try:
         roots = [walker.convert(node, 0, 0) for node in roots_composed]

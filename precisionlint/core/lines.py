@@ -1,0 +1,56 @@
+"""The one line index: where each line of a text starts, and a character offset's line and column.
+
+Every position computation goes through here: the loaders' spans, the fixer's edits, the JSON output's edit
+locations and the language server's LSP positions. Offsets are character offsets into the text; lines and
+columns are 1-based, except `line_index`, which indexes the list of line starts.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_right
+
+
+def line_starts(text: str) -> list[int]:
+    """Offsets at which each line of `text` starts, lines ending at `\\n` only, as the loaders and the output
+    count them (universal_line_starts is the variant where `\\r` ends a line too)."""
+    starts = [0]
+    pos = text.find("\n")
+    while pos != -1:
+        starts.append(pos + 1)
+        pos = text.find("\n", pos + 1)
+    return starts
+
+
+def universal_line_starts(text: str) -> list[int]:
+    """Offsets where each line starts when `\\n`, `\\r\\n` and a lone `\\r` all end a line, as Python's
+    tokenizer and YAML 1.2 count lines."""
+    starts = [0]
+    pos = 0
+    length = len(text)
+    while True:
+        newline = text.find("\n", pos)
+        carriage = text.find("\r", pos, newline if newline != -1 else length)
+        if carriage != -1:
+            pos = carriage + 2 if text.startswith("\r\n", carriage) else carriage + 1
+        elif newline != -1:
+            pos = newline + 1
+        else:
+            return starts
+        starts.append(pos)
+
+
+def line_index(starts: list[int], offset: int) -> int:
+    """The 0-based index in `starts` of the line that holds `offset` (a bisection, linear in nothing)."""
+    return bisect_right(starts, offset) - 1
+
+
+def line_start(starts: list[int], offset: int) -> int:
+    """The offset at which the line holding `offset` starts (`text.rfind("\\n", 0, offset) + 1` for `\\n`
+    starts, without the scan)."""
+    return starts[bisect_right(starts, offset) - 1]
+
+
+def position(starts: list[int], offset: int) -> tuple[int, int]:
+    """(line, column), both 1-based, of a character offset."""
+    index = bisect_right(starts, offset) - 1
+    return index + 1, offset - starts[index] + 1
