@@ -260,6 +260,17 @@ def test_cache_dir_outside_the_project_writes_nothing_there(tmp_path: Path, sett
     done = run("check", "--no-progress", ".", cwd=project)
     assert done.returncode == 1, done.stderr
     assert {p for p in tmp_path.rglob("*")} == before
+    # Said once, not silently: the cache is off, and how to put it there on purpose
+    assert done.stderr == (f"precisionlint: warning: cache-dir {setting!r} (in {project / '.precisionlint.toml'}) "
+                           "leads outside the project, so results are not cached; set PRECISIONLINT_CACHE_DIR to "
+                           "cache them there\n")
+    quiet = run("check", "--no-progress", "--no-cache", "--output-format", "json", ".", cwd=project)
+    assert quiet.returncode == 1 and quiet.stderr == ""  # no cache asked for: nothing to say
+    elsewhere = tmp_path / "chosen"
+    chosen = run("check", "--no-progress", ".", cwd=project,
+                 env={**os.environ, "PRECISIONLINT_CACHE_DIR": str(elsewhere)})
+    assert chosen.returncode == 1 and chosen.stderr == "", chosen.stderr
+    assert elsewhere.is_dir()  # the user's own choice is used as given
 
 
 def test_an_existing_folder_of_other_files_is_not_made_a_cache(tmp_path: Path) -> None:

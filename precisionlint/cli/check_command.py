@@ -288,6 +288,12 @@ def error(message: str) -> None:
     write_error(f"precisionlint: error: {message}\n")
 
 
+def _warning(message: str) -> None:
+    from precisionlint.core.streams import write_error
+
+    write_error(f"precisionlint: warning: {message}\n")
+
+
 OUT_OF_MEMORY = ("precisionlint: error: out of memory: this run needs more memory than the process may use (a "
                  "memory limit such as `ulimit -v`?); check fewer files at a time or allow more memory\n")
 
@@ -435,6 +441,8 @@ def execute(values: dict[str, Any]) -> int:
         return interrupted(exc)
     for message in outcome.errors:
         error(message)
+    for message in outcome.warnings:
+        _warning(message)
     narrowed = _narrow(values, outcome, stdin)
     if narrowed is not None:
         return narrowed

@@ -553,9 +553,15 @@ def open_cache(root: Path, cache_dir: str | None, options: EngineOptions) -> Res
     from_environment = os.environ.get(ENVIRONMENT_VARIABLE)
     if from_environment:
         return ResultCache(Path(from_environment).absolute(), options)
-    directory = root / (cache_dir if cache_dir else DEFAULT_DIRECTORY)
-    inside = os.path.realpath(directory)
-    project = os.path.join(os.path.realpath(root), "")
-    if not inside.startswith(project):
+    if leads_outside(root, cache_dir):
         return None
-    return ResultCache(directory, options)
+    return ResultCache(root / (cache_dir if cache_dir else DEFAULT_DIRECTORY), options)
+
+
+def leads_outside(root: Path, cache_dir: str | None) -> bool:
+    """Whether the `cache-dir` setting names a folder outside the project (through `..`, an absolute path or a
+    link), which open_cache refuses unless PRECISIONLINT_CACHE_DIR is set."""
+    if os.environ.get(ENVIRONMENT_VARIABLE):
+        return False
+    inside = os.path.realpath(root / (cache_dir if cache_dir else DEFAULT_DIRECTORY))
+    return not inside.startswith(os.path.join(os.path.realpath(root), ""))

@@ -105,6 +105,7 @@ class RunOutcome:
         self.unread = 0  # config files with precision keys that no framework was identified to read
         self.fixes_applied: list[Finding] = []  # --fix: the findings it repaired (--show-fixes lists them)
         self.notes: list[str] = []  # lines for the end of the text summary (findings a baseline hides)
+        self.warnings: list[str] = []  # one line each, for standard error: what the run did not do as configured
 
 
 def _targets(names: list[str]) -> tuple:
@@ -156,6 +157,7 @@ def run_check(request: RunRequest) -> RunOutcome:
             group = _run_group(settings, files, request, bar.advance, every_file)
             outcome.findings.extend(group.findings)
             outcome.errors.extend(group.errors)
+            outcome.warnings.extend(w for w in group.warnings if w not in outcome.warnings)
             outcome.internal_error = outcome.internal_error or group.internal_error
             outcome.fixed += group.fixed
             outcome.unread += group.unread
@@ -241,15 +243,22 @@ def _run_group(settings: FileSettings, files: list[Any], request: RunRequest, ad
         ),
         context_key=context_function(every_file, settings.rules),
     )
+    warnings: list[str] = []
     if request.stdin is not None:
         results = [check_bytes(request.stdin.display, request.stdin.data, files[0].format, options)]
     else:
         jobs = request.jobs or default_jobs()
         cache = None
         if request.cache:
-            from precisionlint.run.cache import open_cache
+            from precisionlint.run.cache import ENVIRONMENT_VARIABLE, leads_outside, open_cache
 
             cache = open_cache(config.root, config.cache_dir, options)
+            if cache is None and leads_outside(config.root, config.cache_dir):
+                # Refused, not ignored: a cloned repository's configuration cannot make a run write elsewhere
+                # on the machine; the user can (the environment is theirs).
+                warnings.append(f"cache-dir {config.cache_dir!r} (in {config.label}) leads outside the "
+                                f"project, so results are not cached; set {ENVIRONMENT_VARIABLE} to cache them "
+                                "there")
         results = check_all(files, options, jobs, progress=advance, cache=cache)
         if cache is not None:
             cache.save()
@@ -266,6 +275,7 @@ def _run_group(settings: FileSettings, files: list[Any], request: RunRequest, ad
     findings.sort(key=Finding.sort_key)
     outcome = RunOutcome(findings, [], internal, rules_for_output(findings), files_checked=len(files))
     outcome.unread = unread
+    outcome.warnings = warnings
     if request.fix or request.diff:
         import copy
 
