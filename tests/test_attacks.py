@@ -629,3 +629,44 @@ def test_running_out_of_memory_is_one_line_or_a_finding_never_a_traceback(tmp_pa
     for kilobytes in range(band[0] + step, band[-1], step):
         run_under(kilobytes)
     assert seen["one line"] and seen["whole"], seen
+
+
+def _framed_with_extra(message: dict[str, Any], extra: int) -> bytes:
+    """A message whose Content-Length counts `extra` bytes past its end (a client bug)."""
+    import json
+
+    body = json.dumps({"jsonrpc": "2.0", **message}).encode()
+    return f"Content-Length: {len(body) + extra}\r\n\r\n".encode() + body
+
+
+def test_a_content_length_too_large_is_answered_not_waited_for(raw_server: Any) -> None:
+    """The client sends a request whose Content-Length promises 40 bytes more than it sends, and waits for the
+    answer: the server answered nothing, waiting for those bytes for ever."""
+    raw_server.send_bytes(_framed_with_extra({"id": 7, "method": "workspace/executeCommand",
+                                              "params": {"command": "x"}}, 40))
+    assert raw_server.response(7, timeout=20) is not None, "the server waits for bytes that never come"
+    raw_server.round_trip(timeout=20)  # and reads the next messages as before
+
+
+def test_a_content_length_too_large_followed_by_the_next_message(tmp_path: Path, raw_server: Any) -> None:
+    """The count runs into the next message's header, which arrives with it: both messages are handled."""
+    config = tmp_path / "train.yaml"
+    text = "trainer:\n  precision: 16\n  _target_: lightning.pytorch.Trainer\n"
+    config.write_text(text)
+    from tests.raw_lsp import frame
+
+    opened = _framed_with_extra({"method": "textDocument/didOpen", "params": {"textDocument": {
+        "uri": config.as_uri(), "languageId": "yaml", "version": 1, "text": text}}}, 25)
+    request = frame({"jsonrpc": "2.0", "id": 8, "method": "workspace/executeCommand", "params": {"command": "x"}})
+    raw_server.send_bytes(opened + request)
+    seen: dict[str, Any] = {}
+
+    def both(message: dict[str, Any]) -> bool:  # in whichever order they come
+        if message.get("method") == "textDocument/publishDiagnostics" and message["params"]["uri"] == config.as_uri():
+            seen["published"] = message
+        elif message.get("id") == 8 and "method" not in message:
+            seen["answer"] = message
+        return len(seen) == 2
+
+    assert raw_server.wait_for(both, timeout=30) is not None, seen
+    assert [d["code"] for d in seen["published"]["params"]["diagnostics"]] == ["PL102"]
