@@ -10,6 +10,9 @@ that supports both CUDA and HPU (`device = "hpu" if ... else "cuda"`) still runs
   accelerator (`habana_frameworks`, `optimum.habana`, `torch_xla`); an import inside an `if` or `try` is an
   optional path (Diffusers imports torch_xla under `is_torch_xla_available()`), not evidence;
 - the file: an Accelerate config whose `distributed_type` is not a GPU one (XLA, MULTI_HPU, MULTI_XPU, ...);
+- the file: a launch script that sets the runtime environment of such an accelerator (`PYTORCH_NPU_ALLOC_CONF`,
+  `ASCEND_*` and `HCCL_*` for Ascend NPUs, `PT_HPU_*` for Gaudi, `PJRT_DEVICE=TPU`): Open-Sora-Plan keeps its
+  NPU launchers beside its GPU ones, with the same training script and flags;
 - the scope: a Lightning `accelerator` of "tpu", "hpu" or "mps" next to the precision setting (one Trainer call,
   one `trainer:` table);
 - the project: the project is optimum-habana itself (the name its setup.py, setup.cfg or pyproject.toml gives it),
@@ -50,6 +53,11 @@ _CUDA = re.compile("cuda|nvidia|MULTI_GPU", re.IGNORECASE)
 _ACCELERATE_ELSEWHERE = re.compile(
     r"""^\s*["']?distributed_type["']?\s*:\s*["']?(XLA|TPU|MULTI_(?:HPU|XPU|NPU|MLU|NEURON|MUSA|SDAA))\b""",
     re.MULTILINE)
+# A launch script's assignment of an environment variable that only another accelerator's runtime reads.
+_SHELL_ELSEWHERE = re.compile(
+    r"^\s*(?:export\s+)?(?:(PYTORCH_NPU_\w+|ASCEND_\w+|HCCL_\w+)=|(PT_HPU_\w+|HABANA_\w+)=|PJRT_DEVICE=[\"']?(TPU))",
+    re.MULTILINE)
+_SHELL_ACCELERATORS = ("Ascend NPU", "Habana Gaudi (HPU)", "TPU (XLA)")
 _PROJECT_NAME = re.compile(r"""\bname\s*=\s*["']([A-Za-z0-9][A-Za-z0-9._-]*)["']""")
 
 
@@ -72,6 +80,11 @@ def runs_elsewhere(ctx: CheckContext) -> str | None:
         found = _imported_accelerator(ctx)
         if found is not None:
             return found
+    elif ctx.document.format == "shell":
+        found_in_shell = _SHELL_ELSEWHERE.search(ctx.document.text)
+        if found_in_shell is not None:
+            return next(name for name, group in zip(_SHELL_ACCELERATORS, found_in_shell.groups(), strict=True)
+                        if group)
     elif "distributed_type" in ctx.document.text:
         match = _ACCELERATE_ELSEWHERE.search(ctx.document.text)
         if match is not None:

@@ -293,6 +293,11 @@ class Document:
         # (a related location of its findings), and the reads that take a whole section (scope -> Read)
         self.reader_related: dict[Span, Related] | None = None
         self.complete_reads: dict[str, Any] | None = None
+        self.reader_overrides: dict[str, Any] | None = None  # dotted key -> the Read of a reader that replaces it
+        # A script's options whose value reaches a framework keyword (project.launch_options.Option), and whether
+        # it builds a LightningCLI (project.lightning_cli)
+        self.launch_options: list[Any] | None = None
+        self.builds_lightning_cli: bool | None = None
         # Rules' shared derivations (checks/)
         self.rl_pairings: list[Any] | None = None  # checks._rl_dtypes.Pairing of the actor and rollout dtypes
 

@@ -266,8 +266,11 @@ def _unread(document: Document) -> bool:
     if document.settings or document.format not in ("toml", "yaml", "json"):
         return False
     from precisionlint.frameworks.unclaimed import unclaimed_keys
+    from precisionlint.project.config_readers import overridden_keys
 
-    return bool(unclaimed_keys(document))
+    overridden = overridden_keys(document)
+    # unclaimed_keys names each key as "`a.b` line N": a key its reader overrides was read, then replaced
+    return any(key.split("`")[1] not in overridden for key in unclaimed_keys(document))
 
 
 _MEMORY_LIMIT = "(a memory limit on the process, such as `ulimit -v`?)"

@@ -57,7 +57,14 @@ def _write_document(document: Document, stream: TextIO) -> None:
     for setting in document.settings:
         by_scope.setdefault(setting.scope, []).append(setting)
     if not by_scope:
-        unclaimed = unclaimed_keys(document)
+        from precisionlint.project.config_readers import overridden_keys
+
+        overridden = overridden_keys(document)
+        unclaimed = [key for key in unclaimed_keys(document) if key.split("`")[1] not in overridden]
+        for path, read in overridden.items():
+            stream.write(f"{document.path}: `{path}` is {read.evidence()}, which replaces its value\n")
+        if overridden and not unclaimed:
+            return
         if unclaimed:
             stream.write(f"{document.path}: no framework identified; not checked by framework rules "
                          f"(keys {', '.join(unclaimed)})\n")

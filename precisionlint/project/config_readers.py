@@ -29,39 +29,21 @@ import ast
 import os
 from typing import TYPE_CHECKING, NamedTuple
 
+from precisionlint.project.reads import SKIPPED_FOLDERS, Read
+
 if TYPE_CHECKING:
     from precisionlint.core.model import Document
     from precisionlint.project import Project
 
 
-class Read(NamedTuple):
-    """One section of a config handed to a framework call by a script."""
-
-    config: str  # the real path of the config file
-    section: tuple[str, ...]  # the keys leading to the section read, outermost first (() the whole file)
-    keys: tuple[tuple[str, str], ...] | None  # (config key, canonical setting) read one by one; None: all of it
-    framework: str  # "lightning", "hf", ...
-    target: str  # the call, as the script's imports name it: "lightning.Trainer"
-    script: str  # the script's path as findings show paths
-    line: int  # the line of the framework call
-    # Keys of the section the script writes before the call; for TrainingArguments, also every attribute the
-    # script assigns (`args.bf16 = ...` after parsing)
-    overridden: frozenset[str] = frozenset()
-
-    def evidence(self) -> str:
-        return f"read by {self.script}:{self.line} into {self.target}"
-
-
 # Words one of the loads above needs in a script's text: a script without any is not parsed.
 LOAD_WORDS = ("safe_load", "yaml.load", "full_load", "json.load", "OmegaConf.load", "hydra.main", "hydra_runner",
-              "parse_yaml_file", "parse_json_file")
+              "parse_yaml_file", "parse_json_file", "default_config_files")
 _YAML_LOADS = frozenset({"yaml.safe_load", "yaml.load", "yaml.full_load", "yaml.unsafe_load", "json.load",
                          "omegaconf.OmegaConf.load", "omegaconf.omegaconf.OmegaConf.load"})
 _MAX_SCRIPTS = 2000  # Python files of one project read for loads
 _MAX_SCRIPT_BYTES = 1_000_000
-_SKIPPED_FOLDERS = frozenset({".git", ".hg", ".svn", "node_modules", "__pycache__", "site-packages", ".tox",
-                              ".nox", ".eggs", ".mypy_cache", ".ruff_cache", ".pytest_cache", "tests", "test",
-                              "docs"})
+_SKIPPED_FOLDERS = SKIPPED_FOLDERS
 
 
 def readers(project: Project, config_path: str) -> list[Read]:
@@ -71,6 +53,14 @@ def readers(project: Project, config_path: str) -> list[Read]:
         index = _INDEXES[project.root] = _index(project, _scripts(project.root))
     real = os.path.realpath(config_path)
     found = list(index.get(real, []))
+    from precisionlint.project.launch_configs import launch_reads, launch_root
+
+    top = launch_root(project, real)
+    if top is not None:  # the configs the project's launch lines name (accelerate launch, LightningCLI)
+        launched = _LAUNCHED.get(top)
+        if launched is None:
+            launched = _LAUNCHED[top] = launch_reads(project, top)
+        found += launched.get(real, [])
     # The scripts of the config's own folder and the folders above it (a Hydra script beside its conf/), read
     # even where the project holds more scripts than the walk reads (NeMo's examples).
     folder = os.path.dirname(os.path.abspath(config_path))
@@ -88,12 +78,14 @@ def readers(project: Project, config_path: str) -> list[Read]:
 
 _INDEXES: dict[str, dict[str, list[Read]]] = {}
 _NEAR: dict[str, dict[str, list[Read]]] = {}  # a folder -> the reads of the scripts directly in it
+_LAUNCHED: dict[str, dict[str, list[Read]]] = {}  # a folder -> the reads of the launch lines under it
 
 
 def forget() -> None:
     """Drop what was learnt of the project's scripts (a long-lived process: an editor's server)."""
     _INDEXES.clear()
     _NEAR.clear()
+    _LAUNCHED.clear()
 
 
 def _scripts_in(folder: str) -> list[str]:
@@ -121,8 +113,14 @@ def _index(project: Project, scripts: list[str]) -> dict[str, list[Read]]:
             tree = ast.parse(text)
         except (SyntaxError, ValueError, RecursionError, MemoryError):
             continue
-        for read in ScriptReads(project, path, tree).reads():
+        reads = ScriptReads(project, path, tree)
+        for read in reads.reads():
             found.setdefault(read.config, []).append(read)
+        if "default_config_files" in text:
+            from precisionlint.project.lightning_cli import default_config_reads
+
+            for read in default_config_reads(project, path, tree, reads.shown):
+                found.setdefault(read.config, []).append(read)
     return found
 
 
@@ -492,6 +490,7 @@ def attribute_by_readers(document: Document) -> None:
     settings = list(document.settings)
     related: dict[Span, Related] = {}  # a setting's value and key -> the call that reads it
     complete: dict[str, Read] = {}  # scope -> a read of the whole section, whose absent keys take their defaults
+    overrides: dict[str, Read] = {}  # a key's dotted path -> the read that replaces its value (a launch flag)
     for read in reads:
         node = tops[0]
         for key in read.section:
@@ -501,6 +500,8 @@ def attribute_by_readers(document: Document) -> None:
                 break
         if node is None or node.kind != "map":
             continue
+        for key in read.overridden & set(node.keys()) if read.keys is None else ():
+            overrides.setdefault(".".join((*read.section, key)), read)
         module = framework_module(read.framework)
         if read.keys is None:
             rows = tuple(row for row in getattr(module, "ROWS", ()) if row.path[0] not in read.overridden)
@@ -523,6 +524,13 @@ def attribute_by_readers(document: Document) -> None:
     document.settings = settings
     document.reader_related = related
     document.complete_reads = complete
+    document.reader_overrides = overrides
+
+
+def overridden_keys(document: Document) -> dict[str, Read]:
+    """The config's keys that its reader replaces before the framework reads them (dotted path -> the read):
+    what the file says there is not what runs, so they are neither checked nor unread."""
+    return document.reader_overrides or {}
 
 
 def reads_whole(document: Document, scope: str, keys: tuple[str, ...]) -> Read | None:

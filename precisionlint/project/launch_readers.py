@@ -18,7 +18,7 @@ import os
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from precisionlint.core.model import Document
+    from precisionlint.core.model import Document, Setting
 
 # TrainingArguments' precision fields that a launch line can set (the shell loader keeps these flags).
 _FIELDS = ("fp16", "bf16", "tf32")
@@ -39,16 +39,19 @@ def attribute_launches(document: Document) -> None:
     project = None
     settings = list(document.settings)
     for launch in document.tree:
-        flags = getattr(launch, "script_flags", None)
+        flags = getattr(launch, "script_flags", None) or {}
         script = getattr(launch, "script", None)
-        if not flags or not isinstance(script, str) or not script.endswith(".py") or "$" in script:
+        if not isinstance(script, str) or not script.endswith(".py") or "$" in script:
             continue
-        wanted = [name for name in _FIELDS if name in flags]
-        if not wanted:
+        if not flags and not getattr(launch, "script_words", ()) and "mixed_precision" not in launch.launcher_flags:
             continue
         project = project or project_of(document)
         path = project.resolve(disk_path(document), script)
         if path is None:
+            continue
+        settings += _option_settings(document, launch, path, project)
+        wanted = [name for name in _FIELDS if name in flags]
+        if not wanted:
             continue
         parsed_by = _hf_arguments(path)
         if parsed_by is None:
@@ -63,6 +66,25 @@ def attribute_launches(document: Document) -> None:
                 value_offsets=(0, 0), entry=None, format="shell", evidence=evidence,
             ))
     document.settings = settings
+
+
+def _option_settings(document: Document, launch: Any, path: str, project: Any) -> list[Setting]:
+    """A LightningCLI line's `--trainer.*` flags (project/lightning_cli.py), and an `accelerate launch
+    --mixed_precision` that the script's Accelerator leaves to the launcher (project/launch_options.py). A flag
+    the script's own argparse or click option reads is the value layer's (values/launched.py): reported at the
+    framework's keyword in the script, with the launch line as the related location."""
+    from precisionlint.project.launch_options import accelerate_launch_setting
+    from precisionlint.project.lightning_cli import trainer_settings
+
+    script = project.document(path)
+    if script is None or script.format != "python":
+        return []
+    found = trainer_settings(document, launch, path, script)
+    if launch.launcher == "accelerate":
+        mixed = accelerate_launch_setting(launch, path, script)
+        if mixed is not None:
+            found.append(mixed)
+    return found
 
 
 def _boolean(value: object) -> bool | None:

@@ -47,6 +47,13 @@ class Option(NamedTuple):
     flag_span: Span
 
 
+class Word(NamedTuple):
+    """One word of a command as the shell passes it (quotes removed), with where it is written."""
+
+    text: str
+    span: Span
+
+
 class Launch(NamedTuple):
     launcher: str  # "accelerate" | "torchrun" | "deepspeed" | "python"
     script: str | None  # the script path as written (None for `-m module`)
@@ -61,6 +68,9 @@ class Launch(NamedTuple):
     # Hydra overrides given to the script (`actor_rollout_ref.rollout.dtype=float16`, `+a.b=c`), by their dotted
     # key without the `+`/`++` that adds a key; the Flag's span is the value's.
     overrides: dict[str, Flag] = {}  # noqa: RUF012 (never mutated: each Launch gets its own)
+    # Every word after the script in order (subcommands too: `main.py fit --config c.yaml`), as its own parser
+    # reads them (project/launch_options.py, project/lightning_cli.py).
+    script_words: tuple[Word, ...] = ()
 
 
 class _Token(NamedTuple):
@@ -260,10 +270,11 @@ def _launch(document: Document, tokens: list[_Token]) -> Launch | None:
     launcher_flags = _read_flags(document, tokens, first, script_at) if launcher != "python" else {}
     script_flags = _read_flags(document, tokens, script_at + 1, len(tokens))
     script_token = tokens[script_at]
+    passed = tuple(Word(token.text, document.span_of(token.start, token.end)) for token in tokens[script_at + 1:])
     return Launch(launcher, script if script and "$" not in script else None, module,
                   document.span_of(script_token.start, script_token.end), launcher_flags, script_flags, span,
                   _options(document, tokens, script_at + 1, len(tokens)),
-                  _read_overrides(document, tokens, script_at + 1))
+                  _read_overrides(document, tokens, script_at + 1), passed)
 
 
 def _options(document: Document, tokens: list[_Token], start: int, stop: int) -> tuple[Option, ...]:

@@ -1,0 +1,30 @@
+"""One read of a config by a reader that is certain (a script's load handed to a framework call, a launch line),
+and the folders whose files are never a project's readers: shared by project/config_readers.py and the readers
+of launch lines (project/launch_configs.py, project/lightning_cli.py)."""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+
+class Read(NamedTuple):
+    """One section of a config handed to a framework call by a script, or read by a launch line's program."""
+
+    config: str  # the real path of the config file
+    section: tuple[str, ...]  # the keys leading to the section read, outermost first (() the whole file)
+    keys: tuple[tuple[str, str], ...] | None  # (config key, canonical setting) read one by one; None: all of it
+    framework: str  # "lightning", "hf", ...
+    target: str  # the call, as the script's imports name it: "lightning.Trainer"
+    script: str  # the script's path as findings show paths
+    line: int  # the line of the framework call
+    # Keys of the section the script writes before the call (or the launch line gives as flags); for
+    # TrainingArguments, also every attribute the script assigns (`args.bf16 = ...` after parsing)
+    overridden: frozenset[str] = frozenset()
+
+    def evidence(self) -> str:
+        return f"read by {self.script}:{self.line} into {self.target}"
+
+
+SKIPPED_FOLDERS = frozenset({".git", ".hg", ".svn", "node_modules", "__pycache__", "site-packages", ".tox",
+                             ".nox", ".eggs", ".mypy_cache", ".ruff_cache", ".pytest_cache", "tests", "test",
+                             "docs"})

@@ -1,0 +1,2 @@
+cd "$(dirname "$0")/.."
+python main.py fit -c configs/fit.yaml

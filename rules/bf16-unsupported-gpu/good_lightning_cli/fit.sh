@@ -1,0 +1,1 @@
+python main.py fit --config fit.yaml --trainer.precision 16-mixed

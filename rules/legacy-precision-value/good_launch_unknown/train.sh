@@ -1,0 +1,2 @@
+PRECISION=${PRECISION:-16-mixed}
+python train.py --precision "$PRECISION"

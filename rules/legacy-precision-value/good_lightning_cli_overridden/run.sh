@@ -1,0 +1,1 @@
+python main.py fit --config configs/large.yaml --trainer.precision 16-mixed
