@@ -84,6 +84,7 @@ def megatron_launch(text: str) -> Launched | None:
         return None
     found: dict[tuple[str, str], set[str]] = {}
     where: dict[tuple[str, str], tuple[int, int]] = {}
+    spelled: dict[tuple[str, str], str] = {}  # the flag as written: `--fp8-recipe`, or ms-swift's `--fp8_recipe`
     depth = 0
     offset = 0
     for raw in text.splitlines(keepends=True):
@@ -99,6 +100,7 @@ def megatron_launch(text: str) -> Launched | None:
                 return None
             found.setdefault(key, set()).add(value)
             where.setdefault(key, (offset + match.start("value"), offset + match.end("value")))
+            spelled.setdefault(key, line[match.start():match.start("value")].rstrip("='\" \t"))
         depth += len(_OPENS.findall(line)) - len(_CLOSES.findall(line))
         depth = max(depth, 0)
         offset += len(raw)
@@ -110,7 +112,8 @@ def megatron_launch(text: str) -> Launched | None:
         if name not in table:
             return None  # "custom", or a recipe this table does not know
         at = where.get((kind, "recipe")) or where[(kind, "format")]
-        shown = f"--{kind}-recipe {name}" if (kind, "recipe") in where else f"--{kind}-format {next(iter(formats))}"
+        flag = (kind, "recipe") if (kind, "recipe") in where else (kind, "format")
+        shown = f"{spelled[flag]} {name if flag[1] == 'recipe' else next(iter(formats))}"
         return Launched(shown, RECIPES[table[name]], *at)
     return None
 

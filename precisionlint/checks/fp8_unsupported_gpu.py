@@ -13,14 +13,14 @@ In a script it also reads the low-precision recipe built, against the compute ca
 | Transformer Engine `NVFP4BlockScaling()` | 10.0 and newer |
 | torchao `Float8LinearConfig`, `Float8LinearConfig.from_recipe_name`, `convert_to_float8_training` | 8.9 and newer |
 
-A Megatron-LM launch script (one that names `pretrain_*` or Megatron) is read for its flags wherever it writes
-them, on the command line or in an argument array: `--fp8-format e4m3|hybrid` with `--fp8-recipe` `delayed` (the
-default), `tensorwise`, `blockwise` or `mxfp8` builds Transformer Engine's `DelayedScaling`,
-`Float8CurrentScaling`, `Float8BlockScaling` or `MXFP8BlockScaling`, and `--fp4-format e2m1` (recipe `nvfp4`)
-builds `NVFP4BlockScaling` (`get_fp8_recipe` in megatron/core/fp8_utils.py, `get_fp4_recipe` in
-megatron/core/fp4_utils.py), each judged as in the table. Flags set under a condition (`if`, `case`, `&&`,
-`${VAR:+...}`), with a shell variable as value, or naming several recipes in one script are chosen at run time
-and not reported.
+A Megatron-LM launch script (one that names `pretrain_*` or Megatron) is read for its flags wherever it writes them,
+on the command line or in an argument array: `--fp8-format e4m3|hybrid` with `--fp8-recipe` `delayed` (the default),
+`tensorwise`, `blockwise` or `mxfp8` builds Transformer Engine's `DelayedScaling`, `Float8CurrentScaling`,
+`Float8BlockScaling` or `MXFP8BlockScaling`, and `--fp4-format e2m1` (recipe `nvfp4`) builds `NVFP4BlockScaling`
+(`get_fp8_recipe` in megatron/core/fp8_utils.py, `get_fp4_recipe` in megatron/core/fp4_utils.py), each judged as in
+the table; ms-swift's `megatron sft` takes the same options spelled `--fp8_format` / `--fp8_recipe`
+(swift/megatron/arguments/megatron_args.py). Flags set under a condition (`if`, `case`, `&&`, `${VAR:+...}`), with a
+shell variable as value, or naming several recipes in one script are chosen at run time and not reported.
 
 A Transformer Engine class counts only in a file that names `transformer_engine`, torchao's only in one that
 names `torchao`. A recipe built under an `if` (Megatron-LM's `get_fp4_recipe` under `if config.fp4_recipe ==
