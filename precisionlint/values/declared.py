@@ -45,6 +45,8 @@ class Declarations:
         self.options: dict[str, list[tuple[ast.Call, Scope]]] = {}
         self.set_defaults: dict[str, list[tuple[ast.expr, Scope]]] = {}
         self.fields: dict[str, list[tuple[ast.expr | None, Scope, str]]] = {}
+        # (name, attribute) the file assigns (`args.precision = "16-mixed"`): a parsed value it may replace
+        self.stored: set[tuple[str, str]] = set()
         for node, scope in scoped_nodes(finder.tree, finder.table):
             kind = type(node)
             if kind is ast.Call:
@@ -58,6 +60,9 @@ class Declarations:
                         for keyword in node.keywords:  # type: ignore[attr-defined]
                             if keyword.arg is not None:
                                 self.set_defaults.setdefault(keyword.arg, []).append((keyword.value, scope))
+            elif kind is ast.Attribute and isinstance(getattr(node, "ctx", None), ast.Store) \
+                    and isinstance(node.value, ast.Name):  # type: ignore[attr-defined]
+                self.stored.add((node.value.id, node.attr))  # type: ignore[attr-defined]
             elif kind is ast.ClassDef and _is_dataclass(node):  # type: ignore[arg-type]
                 inner = finder.table.scope_of(node) or scope
                 for statement in node.body:  # type: ignore[attr-defined]
@@ -156,6 +161,8 @@ def option_candidates(finder: Finder, base: ast.Name, attr: str, scope: Scope, d
     if not _is_namespace(finder, base, scope):
         return NONE
     found = declarations(finder)
+    if (base.id, attr) in found.stored:
+        return NONE  # the script replaces the parsed value (`if args.precision == "16": args.precision = ...`)
     options = found.options.get(attr, [])
     fields = found.fields.get(attr, [])
     annotated = _annotation(finder, base, scope)
