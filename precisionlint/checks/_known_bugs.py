@@ -35,13 +35,16 @@ KNOWN_BUGS: tuple[dict[str, Any], ...] = (
     {
         "id": "deepspeed-bf16-zero2-overflow",
         "package": "deepspeed",
-        "affected": ((0, 16, 9), (0, 19, 3)),
+        # 0.11.2 made ZeRO-1/2's overflow check fp16-only (stage_1_and_2.py `if self.dtype == torch.float16:`,
+        # DeepSpeed#4512); 0.17.1 added bf16.check_grad_overflow (default False); 0.19.3 defaults it to True.
+        "affected": ((0, 11, 2), (0, 19, 3)),
         "framework": "deepspeed",
         "when": {"bf16.enabled": (True,), "zero_optimization.stage": (2, "2")},
         "unless": {"bf16.check_grad_overflow": (True,),
                    "zero_optimization.offload_optimizer.device": ("cpu", "nvme")},
-        "what": "with bf16 and ZeRO-2 (no offload), DeepSpeed before 0.19.3 does not check gradients for overflow "
-                "(`bf16.check_grad_overflow` defaults to false), so one inf in the averaged gradients turns Adam's "
+        "what": "with bf16 and ZeRO-2 (no offload), DeepSpeed 0.11.2 to 0.19.2 does not check gradients for overflow "
+                "(the option 0.17.1 added, `bf16.check_grad_overflow`, defaults to false), so one inf in the averaged "
+                "gradients turns Adam's "
                 "states and the float32 master weights to NaN and the run is lost without a diagnostic",
         "instead": 'set "check_grad_overflow": true in the bf16 block (DeepSpeed 0.17.1+), or require '
                    "deepspeed>=0.19.3, whose default is true",

@@ -43,7 +43,8 @@ float16: the recipe of Qi et al., "Defeating the Training-Inference Mismatch via
 picks float16 over bf16 on bf16-capable GPUs on purpose: with 11 significant bits against bf16's 8, the
 rollout engine's and the trainer's probabilities of the same tokens differ far less. Read as such: a vLLM
 engine built with `dtype="float16"` (`LLM`, `EngineArgs`, `AsyncEngineArgs`) in the file that trains,
-GRPOConfig's `vllm_dtype: float16` beside `fp16: true` (TRL 0.15), a launch script whose `trl vllm-serve` runs
+GRPOConfig's `vllm_dtype: float16` beside `fp16: true` (TRL 0.15 to 0.17, which had the option), a launch
+script whose `trl vllm-serve` runs
 `--dtype float16`, and the trainers whose actor and rollout dtypes rl-actor-rollout-dtype-mismatch reads (verl,
 NeMo-RL, OpenRLHF), where both are float16. Where the two disagree, rl-actor-rollout-dtype-mismatch reports it.
 
@@ -76,8 +77,20 @@ and float32 weights it is pure overhead, and Lightning raises if a scaler is pas
 
 ## References
 - PyTorch AMP (autocast, GradScaler): https://pytorch.org/docs/stable/amp.html
+- float16's range (largest 65504, smallest subnormal 2**-24, about 6e-8) against bfloat16's:
+  https://docs.pytorch.org/docs/stable/type_info.html
 - Lightning precision: https://lightning.ai/docs/pytorch/stable/common/precision_intermediate.html
+- Lightning refuses a scaler with bf16-mixed ("`precision='bf16-mixed'` does not use a scaler"),
+  `src/lightning/pytorch/plugins/precision/amp.py` lines 55-56 at 2.6.5:
+  https://github.com/Lightning-AI/pytorch-lightning/blob/2.6.5/src/lightning/pytorch/plugins/precision/amp.py#L55-L56
+- ColossalAI's precision plugin accepts 16 only, `src/pytorch_lightning/plugins/precision/colossalai.py` lines
+  39-41 at Lightning 1.9.0 (since moved to the lightning-colossalai package):
+  https://github.com/Lightning-AI/pytorch-lightning/blob/1.9.0/src/pytorch_lightning/plugins/precision/colossalai.py#L39-L41
+- TRL's `vllm_dtype`, `trl/trainer/grpo_config.py` at v0.15.0 (line 75) to v0.17.0 (line 432), gone in v0.18.0:
+  https://github.com/huggingface/trl/blob/v0.17.0/trl/trainer/grpo_config.py#L432
+- Qi et al., Defeating the Training-Inference Mismatch via FP16: https://arxiv.org/abs/2510.26788
 - NVIDIA A100 datasheet (bf16 and fp16 peaks): https://www.nvidia.com/en-us/data-center/a100/
+- NVIDIA H100 datasheet (bf16 and fp16 peaks): https://www.nvidia.com/en-us/data-center/h100/
 - CUDA GPUs and compute capabilities: https://developer.nvidia.com/cuda-gpus
 """
 

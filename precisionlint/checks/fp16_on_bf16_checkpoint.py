@@ -24,11 +24,11 @@ A model trained in bfloat16 has never had to keep its activations and gradients 
 value, 65504: bfloat16 has float32's exponent range. Its residual stream, attention logits and (in the
 backward pass) gradients routinely exceed 65504 somewhere, and in float16 those become inf, then NaN; loss
 scaling does not help with values that are too large. The reports are consistent: Qwen2 fine-tuned in fp16
-gives NaN tokens and a zero loss, and Qwen's maintainers answer that "the original model was trained using
-bfloat16, changing to float16 may cause numerical instabilities, which is expected" (QwenLM/Qwen3#670,
-#868); Unsloth switches Gemma models from a requested float16 to bfloat16 because fp16 GRPO training gave
-NaN at step 6 (unslothai/unsloth#5074); a float16 load of Qwen3-8B-Base gave `loss=nan` (gradients-ai/G.O.D
-#1231).
+on a V100 gives NaN, and Qwen's maintainers answer that "the original model was trained using bfloat16,
+changing to float16 may cause numerical instabilities, which is expected" (QwenLM/Qwen3#868); Unsloth routes a
+float16 request for Gemma 3 to bfloat16 weights with float32 compute, because Gemma 3's activations reach about
+800k, far past 65504 (unslothai/unsloth#4014), and did the same for Gemma 4, Qwen3-MoE and GLM-4 MoE after
+float16 runs gave NaN gradients (unslothai/unsloth-zoo#866).
 
 On a GPU with native bfloat16 (compute capability 8.0 or newer) train in bfloat16. On one without (V100,
 T4), float32 is the safe choice; float16 may work for a given model and sequence length, but only a run
@@ -55,8 +55,9 @@ No fix: which precision replaces float16 depends on the GPU (bf16 where it is na
 - Gemma 3 config (`torch_dtype: bfloat16`): https://huggingface.co/google/gemma-3-4b-it/blob/main/config.json
 - Mistral 7B config (`torch_dtype: bfloat16`): https://huggingface.co/mistralai/Mistral-7B-v0.1/blob/main/config.json
 - Qwen maintainers on fp16 NaN: https://github.com/QwenLM/Qwen3/issues/868
-- Unsloth forcing bf16 for Gemma: https://github.com/unslothai/unsloth/pull/5074
-- fp16 range (largest finite value 65504): https://pytorch.org/docs/stable/type_info.html
+- Unsloth's float16 fallbacks: https://github.com/unslothai/unsloth/pull/4014,
+  https://github.com/unslothai/unsloth-zoo/pull/866
+- fp16's largest finite value, 65504 (`torch.finfo(torch.float16).max`): https://docs.pytorch.org/docs/stable/type_info.html
 """
 
 from __future__ import annotations

@@ -30,9 +30,9 @@ cast model whose optimizer is not torch.optim's in a file using PEFT, a `float16
 ## Why is this bad?
 Mixed-precision training keeps the weights in float32 and computes in 16 bits (autocast). After `.half()`
 the weights themselves are 16-bit and the optimizer adds each update to them in 16 bits: an update smaller
-than half the spacing between neighbouring values is rounded away, which is 2**-11 of a weight's magnitude in
-float16 and 2**-8 (about 0.4%) in bfloat16. With learning rates of 1e-4 and below most updates vanish, so
-training slows down or stalls and ends at a worse loss than the same run in mixed precision (some short runs
+than half the spacing between neighbouring values is rounded away, which is up to 2**-11 of a weight's
+magnitude in float16 and up to 2**-8 (about 0.4%) in bfloat16 (machine epsilon 2**-10 and 2**-7). With
+learning rates of 1e-4 and below most updates vanish, so training slows down or stalls and ends at a worse loss than the same run in mixed precision (some short runs
 with larger learning rates still converge); float16 weights also overflow above 65504. This is "pure"
 half-precision training, useful for inference or with optimizers built for it (Kahan summation, stochastic
 rounding), rarely what was meant.
@@ -57,22 +57,30 @@ with torch.autocast("cuda", dtype=torch.bfloat16):
 ## Fix safety
 No fix: float32 weights double the parameter memory, which may not fit.
 
-`TrainingArguments(bf16=True)` does not add the missing copy: it runs the forward under autocast, and "no
-GradScaler and no separate fp32 master weights are created" (the path is fp16-only in Accelerate's
-`accelerator.py`), so a model loaded in bfloat16 keeps its weights and Adam moments in bfloat16
-(huggingface/trl#6005). verl's maintainers load actors in float32 for this reason: "this will make the
-optimizer states to be fp32. This is crucial for convergence" (volcengine/verl#749). Transformers 5 made
-`dtype="auto"` the default of `from_pretrained` (huggingface/transformers#42883), so a script that relied on
-float32 loading now loads most recent checkpoints in bfloat16 (sentence-transformers added
-`torch_dtype="float32"` to its training examples for this, huggingface/sentence-transformers#3773).
+`TrainingArguments(bf16=True)` does not add the missing copy: Accelerate's bf16 path only turns on autocast
+(`native_amp`), the GradScaler is built for fp16 alone, and neither casts the model, so a model loaded in bfloat16
+keeps its weights and Adam moments in bfloat16. verl loads its FSDP actor in float32 for this reason: "note that
+we have to create model in fp32. Otherwise, the optimizer is in bf16, which is incorrect". Transformers 5 made
+`dtype="auto"` the default of `from_pretrained` (huggingface/transformers#42805), so a script that relied on
+float32 loading now loads most recent checkpoints in bfloat16 (sentence-transformers added `torch_dtype=
+"float32"` to its training examples for this, huggingface/sentence-transformers#3773).
 
 ## References
 - https://pytorch.org/docs/stable/amp.html
 - Micikevicius et al., Mixed Precision Training (float32 master weights): https://arxiv.org/abs/1710.03740
-- Transformers 5 `dtype="auto"` default: https://github.com/huggingface/transformers/pull/42883
-- No master weights under `bf16=True`: https://github.com/huggingface/trl/pull/6005
-- verl loads actors in float32 for the optimizer states: https://github.com/volcengine/verl/pull/749
-- torchao `_AdamW(model_bf16.parameters(), bf16_stochastic_round=True)`: https://github.com/pytorch/ao/blob/main/torchao/optim/README.md
+- Machine epsilon of float16 (2**-10) and bfloat16 (2**-7), float16's largest value 65504:
+  https://docs.pytorch.org/docs/stable/type_info.html
+- Transformers 5 `dtype="auto"` default: `if dtype is None: dtype = "auto"`, `src/transformers/modeling_utils.py`
+  lines 3934-3935 at v5.0.0 (https://github.com/huggingface/transformers/blob/v5.0.0/src/transformers/modeling_utils.py#L3934-L3935),
+  from https://github.com/huggingface/transformers/pull/42805 (docs: https://github.com/huggingface/transformers/pull/42883)
+- Accelerate's mixed-precision set-up: GradScaler only under fp16 (lines 562-583), bf16 only `native_amp`
+  (lines 585-596), `src/accelerate/accelerator.py` at v1.14.0:
+  https://github.com/huggingface/accelerate/blob/v1.14.0/src/accelerate/accelerator.py#L562-L596
+- verl, `verl/workers/fsdp_workers.py` lines 313 and 326 at commit b178a3cd5 (line 326 at v0.7.0):
+  https://github.com/volcengine/verl/blob/v0.7.0/verl/workers/fsdp_workers.py#L324-L326
+- sentence-transformers loading in float32 for training: https://github.com/huggingface/sentence-transformers/pull/3773
+- torchao `_AdamW(model_bf16.parameters(), bf16_stochastic_round=True)`, `torchao/optim/README.md` lines 77-80 at
+  v0.18.0-rc1: https://github.com/pytorch/ao/blob/v0.18.0-rc1/torchao/optim/README.md#L77-L80
 """
 
 from __future__ import annotations

@@ -7,7 +7,7 @@ range of affected releases, read in the library's source at those tags, and the 
 | Package | Affected | Triggered by | Report |
 |---|---|---|---|
 | accelerate | 1.13.0 | `fsdp_version: 2` and `mixed_precision: bf16`/`fp16` | accelerate#3979 |
-| deepspeed | 0.16.9 to 0.19.2 | bf16, ZeRO-2 without offload or `check_grad_overflow` | DeepSpeed#8035 |
+| deepspeed | 0.11.2 to 0.19.2 | bf16, ZeRO-2 without offload or `check_grad_overflow` | DeepSpeed#8035 |
 | transformers | 4.13.0 to 4.57.6, torch 2.9+ | `tf32=` in a script writing `fp32_precision` | transformers#42371 |
 
 A project that declares no version of the package is not reported: nothing says it installs an affected
@@ -23,13 +23,15 @@ These bugs fail silently: the run starts and trains, worse than it should.
   parameter (`src/accelerate/utils/fsdp_utils.py`); 1.12.0 upcast the whole model with `model.to(torch.float32)`
   and 1.14.0 assigns `param.data = param.data.to(torch.float32)`. A model loaded in bf16 then trains with
   bf16 weights and optimizer states.
-- DeepSpeed's bf16 mode does no loss scaling, and until 0.19.3 it did not check gradients for overflow by
-  default (`check_grad_overflow: bool = False` in `deepspeed/runtime/precision_config.py` from 0.17.1, where the
-  option appeared, to 0.19.2; True from 0.19.3). Under ZeRO-2 a single inf in the averaged gradients makes
-  Adam's update NaN, which corrupts its states and the float32 master weights at once; the report reproduced it
-  on 0.16.9 to 0.17.1.
-- Transformers' `TrainingArguments(tf32=True|False)` wrote `torch.backends.cuda.matmul.allow_tf32` (and from 4.14
-  `torch.backends.cudnn.allow_tf32`) in `__post_init__`, from 4.13.0, where `tf32` appeared, to 4.57.6, the last
+- DeepSpeed's bf16 mode does no loss scaling, and from 0.11.2 to 0.19.2 ZeRO-1/2 did not check bf16 gradients
+  for overflow by default: 0.11.2 made the check fp16-only (`if self.dtype == torch.float16: self.check_overflow()`
+  in `deepspeed/runtime/zero/stage_1_and_2.py`, DeepSpeed#4512), 0.17.1 added the option
+  `check_grad_overflow: bool = False` (`deepspeed/runtime/precision_config.py`, DeepSpeed#6976), and 0.19.3 made it
+  True. Under ZeRO-2 a single inf in the averaged gradients makes Adam's update NaN, which corrupts its states and
+  the float32 master weights at once; the report reproduced it on 0.16.9 to 0.17.1.
+- Transformers' `TrainingArguments(tf32=True|False)` wrote `torch.backends.cuda.matmul.allow_tf32` (and in later 4.x
+  releases `torch.backends.cudnn.allow_tf32` too) in `__post_init__`, from 4.13.0, where `tf32` appeared, to
+  4.57.6, the last
   4.x release (`src/transformers/training_args.py`). PyTorch 2.9 added the `fp32_precision` settings, and reading
   TF32 state that the two APIs set differently raises `RuntimeError: ... you have used mix of the legacy and new
   APIs to set the TF32 status ...`. A script that writes `torch.backends.cuda.matmul.fp32_precision` (or another
@@ -56,11 +58,30 @@ accelerate>=1.14.0
 No fix: the pin or the config is the user's to change.
 
 ## References
-- https://github.com/huggingface/accelerate/issues/3979
-- https://github.com/huggingface/accelerate/blob/v1.13.0/src/accelerate/utils/fsdp_utils.py
-- https://github.com/deepspeedai/DeepSpeed/pull/8035
-- https://github.com/deepspeedai/DeepSpeed/blob/v0.19.3/deepspeed/runtime/precision_config.py
-- https://github.com/huggingface/transformers/issues/42371, https://github.com/huggingface/transformers/pull/42428
+- Accelerate 1.13.0, `src/accelerate/utils/fsdp_utils.py` line 740 (`param = param.to(torch.float32)`):
+  https://github.com/huggingface/accelerate/blob/v1.13.0/src/accelerate/utils/fsdp_utils.py#L733-L740;
+  1.12.0 line 712 (`model = model.to(torch.float32)`):
+  https://github.com/huggingface/accelerate/blob/v1.12.0/src/accelerate/utils/fsdp_utils.py#L712;
+  1.14.0 line 714 (`param.data = param.data.to(torch.float32)`):
+  https://github.com/huggingface/accelerate/blob/v1.14.0/src/accelerate/utils/fsdp_utils.py#L714;
+  the report: https://github.com/huggingface/accelerate/issues/3979
+- DeepSpeed, the fp16-only overflow check, `stage_1_and_2.py` lines 1844-1845 at v0.16.8 (first in 0.11.2):
+  https://github.com/deepspeedai/DeepSpeed/blob/v0.16.8/deepspeed/runtime/zero/stage_1_and_2.py#L1844-L1845,
+  https://github.com/deepspeedai/DeepSpeed/pull/4512; the option's default, `precision_config.py` line 54 at
+  v0.17.1 (False), line 56 at v0.19.2 (False) and v0.19.3 (True):
+  https://github.com/deepspeedai/DeepSpeed/blob/v0.19.2/deepspeed/runtime/precision_config.py#L56,
+  https://github.com/deepspeedai/DeepSpeed/blob/v0.19.3/deepspeed/runtime/precision_config.py#L56; the fix and
+  the reproduction: https://github.com/deepspeedai/DeepSpeed/pull/8035
+- Transformers, `tf32` writing the legacy flag, `training_args.py` lines 822 and 827 at 4.13.0 (added by
+  https://github.com/huggingface/transformers/pull/14606) and lines 1845-1866 at 4.57.6:
+  https://github.com/huggingface/transformers/blob/v4.57.6/src/transformers/training_args.py#L1840-L1866;
+  5.0.0 calls `enable_tf32` (`training_args.py` lines 1612-1625), which writes `torch.backends.fp32_precision` on
+  torch 2.9+ (`src/transformers/utils/import_utils.py` lines 528-547):
+  https://github.com/huggingface/transformers/blob/v5.0.0/src/transformers/utils/import_utils.py#L528-L547;
+  the report and the fix: https://github.com/huggingface/transformers/issues/42371,
+  https://github.com/huggingface/transformers/pull/42428
+- PyTorch's refusal to read TF32 state set through both APIs (2.9+, `aten/src/ATen/Context.cpp`) and the
+  `fp32_precision` settings: https://docs.pytorch.org/docs/stable/notes/cuda.html#tensorfloat-32-tf32-on-ampere-and-later-devices
 """
 
 from __future__ import annotations

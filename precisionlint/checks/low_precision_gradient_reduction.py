@@ -6,12 +6,13 @@ crash, and some large runs accept it for the bandwidth.
 
 ## Why is this bad?
 `reduce_dtype` is the dtype of the gradient reduce-scatter (or all-reduce) across ranks, and "if this is None but
-param_dtype is not None, then the reduction uses the compute dtype" (torch/distributed/fsdp/_fully_shard/
-_fsdp_api.py, `MixedPrecisionPolicy`). Summing the gradients of N ranks in bfloat16 rounds each partial sum to 8
-significant bits, and with gradient accumulation the same policy accumulates in `reduce_dtype`; the error grows
-with the number of ranks. torchtitan reduces in float32 under bf16 compute and offers nothing else
-(`mixed_precision_reduce: Literal["float32"] = "float32"`, torchtitan/config/configs.py); the float32 reduction
-doubles the reduce-scatter's bytes, nothing else.
+param_dtype is not None, then the reduction uses the compute dtype" (FSDP2's `MixedPrecisionPolicy`; FSDP1's
+`MixedPrecision` says the same: it "takes on the param_dtype value"). Summing the gradients of N ranks in
+bfloat16 rounds each partial sum to 8 significant bits; and where gradient synchronisation is turned off for
+accumulation (`set_requires_gradient_sync(False)`), "FSDP will accumulate gradients using reduce_dtype", so the
+same policy also accumulates in 16 bits. torchtitan reduces in float32 under bf16 compute and offers nothing
+else (`mixed_precision_reduce: Literal["float32"] = "float32"`); the float32 reduction doubles the
+reduce-scatter's bytes, nothing else.
 
 ## Example
 ```python
@@ -27,7 +28,13 @@ fully_shard(model, mp_policy=MixedPrecisionPolicy(param_dtype=torch.bfloat16, re
 No fix: float32 reduction doubles the gradient traffic, which a bandwidth-bound run may not afford.
 
 ## References
-- https://github.com/pytorch/pytorch/blob/main/torch/distributed/fsdp/_fully_shard/_fsdp_api.py
+- `MixedPrecisionPolicy.reduce_dtype`, `torch/distributed/fsdp/_fully_shard/_fsdp_api.py` lines 33-40 in
+  PyTorch 2.13.0: https://github.com/pytorch/pytorch/blob/v2.13.0/torch/distributed/fsdp/_fully_shard/_fsdp_api.py#L33-L40
+- FSDP1 `MixedPrecision.reduce_dtype`, `torch/distributed/fsdp/api.py` lines 123-126 in 2.13.0:
+  https://github.com/pytorch/pytorch/blob/v2.13.0/torch/distributed/fsdp/api.py#L123-L126
+- torchtitan's only choice, `torchtitan/config/configs.py` line 102 at commit b5bcd76c6 (line 290 of
+  `torchtitan/config/job_config.py` at v0.2.2):
+  https://github.com/pytorch/torchtitan/blob/v0.2.2/torchtitan/config/job_config.py#L290
 - https://docs.pytorch.org/docs/stable/distributed.fsdp.fully_shard.html
 """
 

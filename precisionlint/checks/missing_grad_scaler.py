@@ -10,6 +10,13 @@ the choice is written as `a if test else b` in the call the message names the te
 The suggested GradScaler takes the autocast's own device: where that is computed (`device_type=device.type`,
 and float16 may then run on MPS, which GradScaler supports too) the suggestion names the same expression.
 
+FSDP computing in float16 is the same mistake without autocast: `fully_shard(model, mp_policy=
+MixedPrecisionPolicy(param_dtype=torch.float16))` (FSDP2) or `FullyShardedDataParallel(model, mixed_precision=
+MixedPrecision(param_dtype=torch.float16))` (FSDP1) runs forward and backward in float16, and a file that does it
+and backpropagates with a plain `.backward()` with no GradScaler anywhere is reported at the `param_dtype`. The
+suggested scaler is `torch.amp.GradScaler` for FSDP2 and `ShardedGradScaler` for FSDP1 (see
+plain-grad-scaler-with-fsdp for why they differ).
+
 A file with a GradScaler is checked path by path: where the scaler is None or disabled on one path
 (`scaler = GradScaler() if args.fp16 else None`, then `if scaler is not None: ... else: loss.backward()`), a plain
 backward on that path is reported when float16 autocast still runs there (a warning). An autocast whose
@@ -55,6 +62,14 @@ No fix: adding a scaler touches the backward, the optimizer step and any gradien
 ## References
 - https://pytorch.org/docs/stable/amp.html#gradient-scaling
 - https://pytorch.org/docs/stable/notes/amp_examples.html
+- float16's smallest subnormal, 2**-24 (about 6e-8; `torch.finfo(torch.float16).smallest_normal` is 2**-14):
+  https://docs.pytorch.org/docs/stable/type_info.html
+- FSDP2 computes in `param_dtype` ("the dtype for forward/backward computation"), `MixedPrecisionPolicy`,
+  `torch/distributed/fsdp/_fully_shard/_fsdp_api.py` lines 27-32 in PyTorch 2.13.0:
+  https://github.com/pytorch/pytorch/blob/v2.13.0/torch/distributed/fsdp/_fully_shard/_fsdp_api.py#L27-L32
+- A plain GradScaler serves FSDP2 (DTensor reduces the found-inf flag, `torch/distributed/tensor/_dispatch.py`
+  lines 117-158 in 2.13.0; Accelerate builds `torch.amp.GradScaler` for FSDP2, `src/accelerate/utils/fsdp_utils.py`
+  lines 861-869 at v1.14.0): https://github.com/huggingface/accelerate/blob/v1.14.0/src/accelerate/utils/fsdp_utils.py#L861-L869
 """
 
 from __future__ import annotations

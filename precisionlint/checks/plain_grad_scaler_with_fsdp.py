@@ -28,7 +28,16 @@ scaler = ShardedGradScaler()
 No fix: the import and the process group are the user's to choose.
 
 ## References
-- https://github.com/pytorch/pytorch/blob/main/torch/distributed/fsdp/sharded_grad_scaler.py
+- `ShardedGradScaler`: "Sync inf/nan for scaled gradient tensors ... across nodes" and "Support CPU offloaded
+  tensors" (docstring, lines 46-54), the `dist.all_reduce(found_inf, ...)` of `unscale_` (lines 274-282),
+  `torch/distributed/fsdp/sharded_grad_scaler.py` in PyTorch 2.13.0:
+  https://github.com/pytorch/pytorch/blob/v2.13.0/torch/distributed/fsdp/sharded_grad_scaler.py#L235-L285
+- FSDP2 is different: its gradients are DTensors, and DTensor's dispatch reduces the found-inf flag of
+  `_amp_foreach_non_finite_check_and_unscale_` across the mesh (`found_inf_reduce_handler`,
+  `torch/distributed/tensor/_dispatch.py` lines 117-158 and 198 in 2.13.0), so a plain `torch.amp.GradScaler`
+  serves FSDP2; Accelerate picks it for FSDP2 ("FSDP2 doesn't use ShardedGradScaler",
+  `src/accelerate/accelerator.py` lines 579-581 and `get_fsdp2_grad_scaler`, `utils/fsdp_utils.py` lines
+  861-869 at v1.14.0): https://github.com/huggingface/accelerate/blob/v1.14.0/src/accelerate/utils/fsdp_utils.py#L861-L869
 - https://docs.pytorch.org/docs/stable/fsdp.html
 """
 

@@ -36,11 +36,14 @@ about ZeRO quantized weights, so the same config starts there.
 No fix: which of the two to keep, or which DeepSpeed to require, is the user's choice.
 
 ## References
-- https://github.com/deepspeedai/DeepSpeed/blob/v0.18.2/deepspeed/runtime/torch_autocast.py
-  (`_validate_auto_cast_settings`)
-- https://github.com/deepspeedai/DeepSpeed/blob/v0.18.3/deepspeed/runtime/torch_autocast.py
-- https://github.com/deepspeedai/DeepSpeed/pull/6993
-- https://github.com/deepspeedai/DeepSpeed/pull/7700
+- The section and its check appear in 0.17.2 (0.17.1 has no `deepspeed/runtime/torch_autocast.py`), from
+  "Enable torch.autocast with ZeRO": https://github.com/deepspeedai/DeepSpeed/pull/6993
+- The two assertions, `deepspeed/runtime/torch_autocast.py` lines 32-33 at v0.17.2 through v0.18.2:
+  https://github.com/deepspeedai/DeepSpeed/blob/v0.18.2/deepspeed/runtime/torch_autocast.py#L30-L34
+- 0.18.3 keeps only the quantized-weights assertion (line 32):
+  https://github.com/deepspeedai/DeepSpeed/blob/v0.18.3/deepspeed/runtime/torch_autocast.py#L30-L32
+- The change that dropped them ("Low-precision master params/grads/optimizer states"):
+  https://github.com/deepspeedai/DeepSpeed/pull/7700
 """
 
 from __future__ import annotations
