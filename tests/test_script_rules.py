@@ -161,3 +161,26 @@ def test_deprecated_name_only_in_annotations_is_a_note() -> None:
     assert findings and all(f.severity is Severity.WARNING for f in findings)
     (finding,) = [f for f in run("PL207", both.replace("with autocast():", "if True:")) if f.span.line == 1]
     assert finding.severity is Severity.INFO  # autocast is imported but never read: the rest only annotates
+
+
+def test_qlora_notebook_with_a_processor_and_a_later_inference_load_is_information() -> None:
+    # the model the Trainer trains is the 4-bit load before it; the processor and the float32 reload for inference
+    # after training do not make the fp16 finding a warning (TRL's grpo_qwen3_vl notebook)
+    source = """\
+        import torch
+        from transformers import AutoProcessor, BitsAndBytesConfig, Qwen3VLForConditionalGeneration
+        from trl import GRPOConfig, GRPOTrainer
+        model_name = "Qwen/Qwen3-VL-4B-Instruct"
+        processor = AutoProcessor.from_pretrained(model_name, padding_side="left")
+        model = Qwen3VLForConditionalGeneration.from_pretrained(
+            model_name, dtype="float32", quantization_config=BitsAndBytesConfig(load_in_4bit=True))
+        trainer = GRPOTrainer(model=model, args=GRPOConfig(output_dir="out", fp16=True), peft_config=peft_config)
+        trainer.train()
+        model = Qwen3VLForConditionalGeneration.from_pretrained(model_name, dtype="float32")
+        """
+    [finding] = run("fp16-on-bf16-checkpoint", source)
+    assert finding.severity is Severity.INFO
+    # without the quantization the same notebook is a warning
+    unquantized = source.replace(", quantization_config=BitsAndBytesConfig(load_in_4bit=True)", "")
+    [finding] = run("fp16-on-bf16-checkpoint", unquantized)
+    assert finding.severity is Severity.WARNING

@@ -18,6 +18,9 @@ float16 and never trains) is not reported: float16 inference of these models is 
 A quantized base (QLoRA: `quantization_config`, `load_in_4bit`, axolotl's `load_in_4bit`, LLaMA-Factory's
 `quantization_bit`) makes the finding information: only the float32 adapters train, and float16 compute is
 often the only choice on the GPUs such setups target (a T4), but the activations still run in float16.
+Where a `...Trainer(model=...)` trains the model, the load that counts is the last one assigned to that name
+before the Trainer (a notebook that reloads the base in float32 for inference after training trains the
+quantized load); tokenizer, processor and config loads carry no weights and are not loads of the model.
 
 ## Why is this bad?
 A model trained in bfloat16 has never had to keep its activations and gradients below float16's largest
@@ -82,6 +85,7 @@ NEEDS_PROJECT = True  # reads the project around the file: pins, linked files or
 
 # The config keys that name the checkpoint trained (axolotl, LLaMA-Factory / TrainingArguments-style YAML).
 _QUANTIZED = ("quantization_config", "load_in_4bit", "load_in_8bit")
+_NOT_MODELS = ("Tokenizer", "TokenizerFast", "Processor", "FeatureExtractor", "Config")
 _MODEL_KEYS = {"axolotl": ("base_model",), "hf": ("model_name_or_path", "base_model")}
 
 
@@ -152,12 +156,13 @@ class _Load:
     """`x = Auto....from_pretrained(name, ...)` of a bfloat16 checkpoint."""
 
     def __init__(self, key: str | None, checkpoint: Checkpoint, dtype: str | None, dtype_span: Span | None,
-                 quantized: bool) -> None:
+                 quantized: bool, line: int) -> None:
         self.key = key  # "scope:name" of the variable it is assigned to
         self.checkpoint = checkpoint
         self.dtype = dtype  # the dtype it is loaded in, when written
         self.dtype_span = dtype_span
         self.quantized = quantized  # 4/8-bit weights (QLoRA): float16 compute is often the only choice on a T4
+        self.line = line
 
 
 def _script(ctx: CheckContext) -> Iterator[Finding]:
@@ -170,7 +175,7 @@ def _script(ctx: CheckContext) -> Iterator[Finding]:
         return
     reported: set[Span] = set()
     severity = _severity(ctx)
-    if all(load.quantized for load in loads):
+    if all(load.quantized for load in _trained_loads(ctx, loads)):
         # QLoRA: the frozen base is 4- or 8-bit and only the float32 adapters train; float16 compute is what a
         # GPU without bf16 (a Colab T4) offers, so the risk is stated as information
         severity = Severity.INFO
@@ -209,6 +214,29 @@ def _script(ctx: CheckContext) -> Iterator[Finding]:
                              related=_related(loads[0].checkpoint))
 
 
+def _trained_loads(ctx: CheckContext, loads: list[_Load]) -> list[_Load]:
+    """The loads a `...Trainer(model=name)` trains: for each such call, the last load assigned to that name before
+    it (a notebook that reloads the base in float32 after training, for inference, trains the load before). With
+    no such call, every load."""
+    from precisionlint.script.scopes import scoped_nodes
+
+    model = ctx.script
+    chosen: list[_Load] = []
+    for node, scope in scoped_nodes(ctx.document.tree, model.table):
+        if not isinstance(node, ast.Call):
+            continue
+        func = node.func
+        name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+        argument = next((kw.value for kw in node.keywords if kw.arg == "model"), None)
+        if not name.endswith("Trainer") or not isinstance(argument, (ast.Name, ast.Attribute)):
+            continue
+        key = f"{scope.qualname}:{model.positions.segment(argument)}"
+        before = [ld for ld in loads if ld.key == key and ld.line < node.lineno]
+        if before:
+            chosen.append(max(before, key=lambda ld: ld.line))
+    return chosen or loads
+
+
 def _same_module(a: str, b: str) -> bool:
     return a == b or a.startswith(b + ".") or b.startswith(a + ".")
 
@@ -244,6 +272,10 @@ def _loads(ctx: CheckContext) -> list[_Load]:
         if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
                 and node.func.attr == "from_pretrained"):
             continue
+        owner = node.func.value
+        owner_name = owner.attr if isinstance(owner, ast.Attribute) else owner.id if isinstance(owner, ast.Name) else ""
+        if owner_name.endswith(_NOT_MODELS):
+            continue  # a tokenizer, processor or config: no weights
         keywords = {kw.arg: kw.value for kw in node.keywords if kw.arg}
         named = node.args[0] if node.args else keywords.get("pretrained_model_name_or_path")
         if named is None:
@@ -257,7 +289,7 @@ def _loads(ctx: CheckContext) -> list[_Load]:
             dtype = "float16"
         found.append(_Load(_assigned_key(ctx, node, scope), checkpoint, dtype,
                            model.positions.span(dtype_expr) if dtype_expr is not None else None,
-                           any(k in keywords for k in _QUANTIZED)))
+                           any(k in keywords for k in _QUANTIZED), node.lineno))
     return found
 
 

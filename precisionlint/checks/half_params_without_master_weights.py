@@ -32,8 +32,9 @@ Mixed-precision training keeps the weights in float32 and computes in 16 bits (a
 the weights themselves are 16-bit and the optimizer adds each update to them in 16 bits: an update smaller
 than half the spacing between neighbouring values is rounded away, which is up to 2**-11 of a weight's
 magnitude in float16 and up to 2**-8 (about 0.4%) in bfloat16 (machine epsilon 2**-10 and 2**-7). With
-learning rates of 1e-4 and below most updates vanish, so training slows down or stalls and ends at a worse loss than the same run in mixed precision (some short runs
-with larger learning rates still converge); float16 weights also overflow above 65504. This is "pure"
+learning rates of 1e-4 and below most updates vanish, so training slows down or stalls and ends at a worse
+loss than the same run in mixed precision (some short runs with larger learning rates still converge); float16
+weights also overflow above 65504. This is "pure"
 half-precision training, useful for inference or with optimizers built for it (Kahan summation, stochastic
 rounding), rarely what was meant.
 
