@@ -81,15 +81,25 @@ def runs_elsewhere(ctx: CheckContext) -> str | None:
         if found is not None:
             return found
     elif ctx.document.format == "shell":
-        found_in_shell = _SHELL_ELSEWHERE.search(ctx.document.text)
+        found_in_shell = shell_runs_elsewhere(ctx.document.text)
         if found_in_shell is not None:
-            return next(name for name, group in zip(_SHELL_ACCELERATORS, found_in_shell.groups(), strict=True)
-                        if group)
+            return found_in_shell
     elif "distributed_type" in ctx.document.text:
         match = _ACCELERATE_ELSEWHERE.search(ctx.document.text)
         if match is not None:
             return f"Accelerate distributed_type {match.group(1)}"
     return project_accelerator(ctx.project)
+
+
+def shell_runs_elsewhere(text: str) -> str | None:
+    """The accelerator whose runtime environment a launch script sets (`export PYTORCH_NPU_ALLOC_CONF=...`), when
+    the script mentions no CUDA or NVIDIA; None otherwise."""
+    if _CUDA.search(text) is not None:
+        return None
+    found = _SHELL_ELSEWHERE.search(text)
+    if found is None:
+        return None
+    return next(name for name, group in zip(_SHELL_ACCELERATORS, found.groups(), strict=True) if group)
 
 
 def elsewhere_scopes(ctx: CheckContext) -> set[str]:

@@ -56,9 +56,26 @@ def precision_settings(ctx: CheckContext, reached: bool = False) -> Iterator[tup
     for setting in ctx.judged_settings if reached else ctx.settings:
         if setting.scope in elsewhere or (setting.origin is not None and not chosen_by_the_program_alone(setting)):
             continue
+        if setting.origin is not None and _launched_elsewhere(setting.origin):
+            continue  # passed by a launch script written for another accelerator (an NPU launcher)
         mode = precision_mode(setting)
         if mode is not None:
             yield setting, mode
+
+
+def _launched_elsewhere(origin: object) -> bool:
+    """A value a launch line passes (values/launched.py), when that launch script sets another accelerator's
+    runtime environment (checks/_accelerator.py)."""
+    from precisionlint.values.candidate import LAUNCH_FLAG
+
+    if getattr(origin, "kind", None) != LAUNCH_FLAG:
+        return False
+    from precisionlint.checks._accelerator import shell_runs_elsewhere
+    from precisionlint.project import load_linked
+
+    path = getattr(getattr(origin, "call", None), "path", "")
+    launcher = load_linked(path) if path else None
+    return launcher is not None and shell_runs_elsewhere(launcher.text) is not None
 
 
 class AutocastUse(FrozenRecord):
