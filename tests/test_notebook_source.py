@@ -169,7 +169,7 @@ def test_a_fix_that_cannot_be_mapped_to_one_cell_is_withdrawn_with_the_reason() 
 
 
 def test_a_fix_that_breaks_a_cell_is_refused(tmp_path: Path) -> None:
-    from precisionlint.fix.notebook_edits import verify
+    from precisionlint.sources.notebook_edits import verify
 
     broken = NOTEBOOK.replace("import torch\\n", "import (torch\\n")
     assert verify(NOTEBOOK, broken) == "the fixed code would not parse"
@@ -279,7 +279,7 @@ def test_any_fix_leaves_the_notebook_but_its_sources_as_it_was(cells, indent, as
     from precisionlint.checks import all_rules
     from precisionlint.engine.options import EngineOptions
     from precisionlint.fix.apply import fix_text
-    from precisionlint.fix.notebook_edits import verify
+    from precisionlint.sources.notebook_edits import verify
 
     notebook = {"cells": [
         {"cell_type": "code", "execution_count": None, "metadata": {"n": number}, "outputs": [{"text": "ö"}],

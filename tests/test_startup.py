@@ -133,7 +133,7 @@ def test_check_imports_no_dataclasses(project: Path, gpus: tuple[str, ...]) -> N
     assert "train.py:" in result.stdout and "lightning.yaml:" in result.stdout and "train.ipynb:" in result.stdout
     modules = set(json.loads(out.read_text()))
     # The script model, the YAML reader and the notebook reader ran (and with a GPU named, the GPU table) ...
-    assert {"precisionlint.script.model", "precisionlint.sources.yaml_check", "precisionlint.fix.notebook_edits"} \
+    assert {"precisionlint.script.model", "precisionlint.sources.yaml_check", "precisionlint.sources.notebook_edits"} \
         <= modules
     assert ("precisionlint.hardware" in modules) == bool(gpus)
     # ... without importing dataclasses or inspect.

@@ -120,7 +120,7 @@ def apply_fixes(outcome: RunOutcome, sources: Sequence[SourceFile], options: Eng
             if not write:
                 outcome.fixed += result.fixed
                 if source.format == "notebook":  # per cell, as ruff shows notebook fixes
-                    from precisionlint.fix.notebook_edits import cell_diff
+                    from precisionlint.sources.notebook_edits import cell_diff
 
                     diffs.append(cell_diff(source.display, result.old_text, result.new_text))
                 else:

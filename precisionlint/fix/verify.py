@@ -59,7 +59,7 @@ class Verifier:
         if document.format == "python":
             return None if _python_parses(new_text) else "the fixed code would not parse"
         if document.format == "notebook":
-            from precisionlint.fix.notebook_edits import verify
+            from precisionlint.sources.notebook_edits import verify
 
             return verify(document.text, new_text)
         if document.format not in CONFIG_FORMATS:

@@ -19,8 +19,8 @@ from collections.abc import Sequence
 from typing import NamedTuple
 
 from precisionlint.core.model import Finding
-from precisionlint.fix.notebook_edits import NotebookText, Unmappable
 from precisionlint.sources import LimitError, SourceError
+from precisionlint.sources.notebook_edits import NotebookText, Unmappable
 
 # A cell that does not parse is reported as "cell 3: <error>" with the line counted inside that cell.
 _CELL_ERROR = re.compile(r"^cell (\d+): ")

@@ -271,7 +271,7 @@ def map_fix(fix: Fix, cells: list[CodeCell], notebook: NotebookText, position: A
 def verify(old_text: str, new_text: str) -> str | None:
     """None when `new_text` is the notebook `old_text` with only code cell sources changed, each of them
     still Python; else why not, in words for the user."""
-    from precisionlint.sources.notebook_source import cell_lines, parses
+    from precisionlint.sources.notebook_cells import cell_lines, parses
 
     try:
         old, new = json.loads(old_text), json.loads(new_text)
