@@ -301,6 +301,11 @@ class Document:
         # Rules' shared derivations (checks/)
         self.rl_pairings: list[Any] | None = None  # checks._rl_dtypes.Pairing of the actor and rollout dtypes
 
+    def drop_back_references(self) -> None:
+        """Forget the derived data that refers back to this document (the value layer's Finder holds it), so that
+        letting the document go frees it at once instead of leaving a reference cycle for the collector."""
+        self.value_finder = NOT_YET
+
     def __repr__(self) -> str:
         return f"Document({self.path!r}, {self.format}, {len(self.settings)} settings)"
 

@@ -53,6 +53,7 @@ def release(result: FileResult) -> None:
     collecting = gc.isenabled()
     gc.disable()
     try:
+        document.drop_back_references()
         model = document.script_model
         if model is not None:
             model.release()

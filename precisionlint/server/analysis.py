@@ -232,6 +232,7 @@ def _release_model(document: Document | None) -> None:
     script). Fixes and suppressions check edited text afresh, with a model of their own."""
     if document is None:
         return
+    document.drop_back_references()
     model = document.script_model
     if model is None:
         return
