@@ -54,3 +54,32 @@ def position(starts: list[int], offset: int) -> tuple[int, int]:
     """(line, column), both 1-based, of a character offset."""
     index = bisect_right(starts, offset) - 1
     return index + 1, offset - starts[index] + 1
+
+
+def line_text(text: str, starts: list[int], index: int) -> str:
+    """0-based line `index` of `text` without its line break."""
+    end = starts[index + 1] - 1 if index + 1 < len(starts) else len(text)
+    return text[starts[index]:end]
+
+
+def break_at_or_after(starts: list[int], offset: int) -> int:
+    """Offset of the first line break at or after `offset`, -1 when none (`text.find("\\n", offset)` for `\\n`
+    starts, without the scan): the break before the first line start after `offset`."""
+    following = bisect_right(starts, offset)
+    return starts[following] - 1 if following < len(starts) else -1
+
+
+def char_column(line: str, byte_col: int) -> int:
+    """0-based character column of a 0-based UTF-8 byte column into `line` (`ast` counts columns in bytes)."""
+    return len(line.encode("utf-8")[:byte_col].decode("utf-8", errors="ignore"))
+
+
+def byte_offset(text: str, starts: list[int], line: int, byte_col: int) -> int:
+    """Character offset of a 1-based line and a UTF-8 byte column into it (an `ast` node's position), clamped to
+    the text; a line past the last one is the text's end."""
+    if line > len(starts):
+        return len(text)
+    start = starts[max(line, 1) - 1]
+    if text[start : start + byte_col + 1].isascii():
+        return min(start + byte_col, len(text))
+    return start + char_column(text[start : starts[line] if line < len(starts) else None], byte_col)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ast
 
+from precisionlint.core.lines import char_column, line_text
 from precisionlint.core.model import Document, Span
 
 
@@ -21,10 +22,7 @@ class Positions:
     def _line(self, lineno: int) -> tuple[str, bool]:
         cached = self._line_cache.get(lineno)
         if cached is None:
-            index = min(max(lineno - 1, 0), len(self._starts) - 1)
-            start = self._starts[index]
-            end = self._starts[index + 1] - 1 if index + 1 < len(self._starts) else len(self._text)
-            line = self._text[start:end]
+            line = line_text(self._text, self._starts, min(max(lineno - 1, 0), len(self._starts) - 1))
             cached = (line, line.isascii())
             self._line_cache[lineno] = cached
         return cached
@@ -37,7 +35,7 @@ class Positions:
         line, ascii_only = self._line(lineno)
         if ascii_only:
             return byte_col
-        return len(line.encode("utf-8")[:byte_col].decode("utf-8", errors="ignore"))
+        return char_column(line, byte_col)
 
     def offset(self, lineno: int, byte_col: int) -> int:
         """Character offset into the document text."""

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from lsprotocol import types
 
-from precisionlint.core.lines import line_index, line_starts
+from precisionlint.core.lines import line_index, line_starts, line_text
 from precisionlint.core.model import Edit, Finding, Severity, Span
 
 SOURCE = "precisionlint"
@@ -38,9 +38,7 @@ class Positions:
 
     def line_text(self, index: int) -> str:
         """0-based line `index` without its line break."""
-        start = self.starts[index]
-        end = self.starts[index + 1] - 1 if index + 1 < len(self.starts) else len(self.text)
-        return self.text[start:end]
+        return line_text(self.text, self.starts, index)
 
     def position(self, line: int, column: int) -> types.Position:
         """The LSP position of a 1-based (line, character column), clamped to the text."""

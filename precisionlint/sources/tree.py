@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from typing import Any, Literal
 
-from precisionlint.core.lines import line_index, line_start
+from precisionlint.core.lines import break_at_or_after, line_start
 from precisionlint.sources import LimitError
 
 Kind = Literal["map", "seq", "scalar"]
@@ -121,11 +121,7 @@ def whole_line_range(
         begin = line_start(line_starts, start)
     if not blank_between(text, begin, start):
         return None
-    if line_starts is None:
-        line_end = text.find("\n", end)
-    else:  # the first "\n" at or after `end` is the one before the first line start after `end`
-        following = line_index(line_starts, end) + 1
-        line_end = line_starts[following] - 1 if following < len(line_starts) else -1
+    line_end = text.find("\n", end) if line_starts is None else break_at_or_after(line_starts, end)
     stop = len(text) if line_end == -1 else line_end
     # What follows on the last line: nothing, a comment, or a lone separating comma.
     first = _NONBLANK.search(text, end, stop)
