@@ -200,6 +200,38 @@ def test_a_file_being_rewritten_in_place_is_left_to_its_writer(tmp_path: Path) -
     assert script.read_bytes() == whole
 
 
+def test_add_noqa_leaves_a_file_saved_since_the_check(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    """An editor saves the script after the check read it and before --add-noqa writes: a line added at the top
+    moves every finding down. The directives belong to the lines that were checked, so the file is left as the
+    editor saved it and the user told (--add-noqa put them on the lines of the new text, one line off)."""
+    from precisionlint.cli import check_command
+    from precisionlint.run import runner
+
+    script = tmp_path / "train.py"
+    script.write_bytes(LATIN1_SCRIPT)
+    saved = LATIN1_SCRIPT.replace(b"import torch\n", b"import torch\nimport os  # added in the editor\n")
+    checked = runner.run_check
+
+    def check_then_editor_saves(request: Any) -> Any:
+        outcome = checked(request)
+        _rename_save(script, saved)
+        return outcome
+
+    monkeypatch.setattr(runner, "run_check", check_then_editor_saves)
+    monkeypatch.chdir(tmp_path)
+    values = check_command.parse_fast(["--no-progress", "--no-cache", "--add-noqa", "train.py"])
+    assert values is not None
+    code = check_command.execute(values)
+    err = capsys.readouterr().err
+    assert script.read_bytes() == saved, err
+    assert "train.py: changed by another program since it was checked; left as it is" in err
+    assert code == 2
+    monkeypatch.setattr(runner, "run_check", checked)  # unchanged since the check: written as before
+    assert check_command.execute(values) == 0
+    assert b"# precisionlint: ignore[" in script.read_bytes()
+
+
 # --- 7: a FIFO named by advise ---------------------------------------------------------------------------
 
 

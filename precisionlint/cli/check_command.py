@@ -449,7 +449,7 @@ def execute(values: dict[str, Any]) -> int:
     if values["add_noqa"]:
         from precisionlint.engine.suppress import add_noqa
 
-        added, problems = add_noqa(outcome.findings, outcome.groups)
+        added, problems = add_noqa(outcome.findings, outcome.groups, outcome.digests)
         for message in problems:
             error(message)
         sys.stdout.write(f"Added {added} suppression comment{'s' if added != 1 else ''}.\n")

@@ -350,12 +350,16 @@ def _removal(document: Document, directive: Directive, unused: list[str]) -> Fix
 # --- --add-noqa ----------------------------------------------------------------------------------------------
 
 
-def add_noqa(findings: list[Finding], groups: list[tuple[Any, list[Any]]]) -> tuple[int, list[str]]:
+def add_noqa(findings: list[Finding], groups: list[tuple[Any, list[Any]]],
+             digests: dict[str, str] | None = None) -> tuple[int, list[str]]:
     """Add `# precisionlint: ignore[rule, ...]` to every line with a finding (engine findings excepted), merged
     into an existing ignore directive on that line. A line is edited only where a comment can stand (not
     inside a multi-line string or block scalar): each edit is verified by parsing the file again and
-    comparing what it holds. Returns (directives added, one error line per file that could not be written)."""
+    comparing what it holds. `digests` (RunOutcome.digests): the content each file was checked in; a file that
+    holds anything else now (an editor saved since the check) is left alone, as the lines of its findings may
+    have moved. Returns (directives added, one error line per file that could not be written)."""
     from precisionlint.core.bounded_read import read_bytes
+    from precisionlint.core.digest import content_digest
     from precisionlint.engine.decoding import decode_source
     from precisionlint.fix.write import FileChanged, WriteRefused, rewrite
     from precisionlint.sources import Limits
@@ -380,6 +384,13 @@ def add_noqa(findings: list[Finding], groups: list[tuple[Any, list[Any]]]) -> tu
             text = decode_source(data, path, formats[path])
         except Exception as exc:  # unreadable or undecodable since the check: leave it alone
             problems.append(f"{path}: cannot add suppressions: {getattr(exc, 'strerror', None) or exc}")
+            continue
+        checked = digests.get(path) if digests is not None else None
+        if checked is not None and checked != content_digest(data):
+            # Changed since it was checked: the writer below only guards the moment from this read to the
+            # replacement, and the findings' lines are those of the content checked. (A file the run did not
+            # analyse itself, skipped by the prefilter, has no digest: the writer's checks alone decide.)
+            problems.append(f"{path}: changed by another program since it was checked; left as it is")
             continue
         new_text, count = _with_directives(text, formats[path], lines)
         if count == 0 or new_text == text:

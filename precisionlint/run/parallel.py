@@ -94,10 +94,13 @@ def check_all(
     jobs: int,
     progress: Progress | None = None,
     cache: ResultCache | None = None,
+    digests: dict[str, str] | None = None,
 ) -> list[FileResult]:
     """Results in the order of `sources`. Each file is read once; a path that leads to a file already read (a
     symbolic or hard link) is not read again, and each distinct content (analysis identity) is analysed once,
-    or taken from `cache`: the other paths get a copy of the findings under their own name."""
+    or taken from `cache`: the other paths get a copy of the findings under their own name. `digests`, when
+    given, receives the digest of the content each file was analysed in, for the files that findings are in
+    (`check --add-noqa` edits a file only if it still holds that content)."""
     from precisionlint.core.digest import content_digest
     from precisionlint.core.model import Finding
     from precisionlint.engine.check import check_bytes
@@ -135,6 +138,7 @@ def check_all(
     analysed: dict[int, str] = {}  # index -> identity, for the files analysed in this run (to be cached)
     copies: list[tuple[int, int]] = []  # (index, index whose result it shares)
     read_with: dict[int, tuple[os.stat_result, str, bool, bool]] = {}  # index -> (stat, digest, flags) as read
+    digest_of: dict[int, str] = {}  # index -> the digest of the content analysed (only when `digests` is given)
     max_size = options.limits.max_file_size
     for index, source in enumerate(sources):
         info: os.stat_result | None
@@ -156,6 +160,8 @@ def check_all(
                     continue
                 context = context_key.key(source, known_names_others) if context_key is not None else ""
                 identity = identity_of(source, known_digest, context)
+                if digests is not None:
+                    digest_of[index] = known_digest
                 first = by_identity.get(identity)
                 if first is not None:
                     copies.append((index, first))
@@ -209,7 +215,10 @@ def check_all(
             results[index] = FileResult(source.display, [], skipped=True)
         else:
             context = context_key.key(source, names_others) if context_key is not None else ""
-            identity = identity_of(source, digest or content_digest(data), context)
+            digest = digest or content_digest(data)
+            identity = identity_of(source, digest, context)
+            if digests is not None:
+                digest_of[index] = digest
             first = by_identity.setdefault(identity, index)
             if first != index:
                 copies.append((index, first))  # a copy of content already seen: analysed once
@@ -246,7 +255,14 @@ def check_all(
         tick(1)
     for index, first in copies:
         results[index] = relocate(results[first], sources[index].display)  # type: ignore[arg-type]
+        if first in digest_of:
+            digest_of[index] = digest_of[first]  # the same content (an identity) or the same file (a link)
         tick(1)
+    if digests is not None:  # the files findings are in (a finding may be in another file than its analysis')
+        named = {finding.path for result in results for finding in result.findings}  # type: ignore[union-attr]
+        for index, digest in digest_of.items():
+            if sources[index].display in named:
+                digests[sources[index].display] = digest
     if cache is not None:
         for index, identity in analysed.items():
             cache.put(identity, results[index])  # type: ignore[arg-type]

@@ -106,6 +106,8 @@ class RunOutcome:
         self.fixes_applied: list[Finding] = []  # --fix: the findings it repaired (--show-fixes lists them)
         self.notes: list[str] = []  # lines for the end of the text summary (findings a baseline hides)
         self.warnings: list[str] = []  # one line each, for standard error: what the run did not do as configured
+        # file (as displayed) -> the digest of the content it was analysed in (the files findings are in)
+        self.digests: dict[str, str] = {}
 
 
 def _targets(names: list[str]) -> tuple:
@@ -158,6 +160,7 @@ def run_check(request: RunRequest) -> RunOutcome:
             outcome.findings.extend(group.findings)
             outcome.errors.extend(group.errors)
             outcome.warnings.extend(w for w in group.warnings if w not in outcome.warnings)
+            outcome.digests.update(group.digests)
             outcome.internal_error = outcome.internal_error or group.internal_error
             outcome.fixed += group.fixed
             outcome.unread += group.unread
@@ -244,6 +247,7 @@ def _run_group(settings: FileSettings, files: list[Any], request: RunRequest, ad
         context_key=context_function(every_file, settings.rules),
     )
     warnings: list[str] = []
+    digests: dict[str, str] = {}
     if request.stdin is not None:
         results = [check_bytes(request.stdin.display, request.stdin.data, files[0].format, options)]
     else:
@@ -259,7 +263,7 @@ def _run_group(settings: FileSettings, files: list[Any], request: RunRequest, ad
                 warnings.append(f"cache-dir {config.cache_dir!r} (in {config.label}) leads outside the "
                                 f"project, so results are not cached; set {ENVIRONMENT_VARIABLE} to cache them "
                                 "there")
-        results = check_all(files, options, jobs, progress=advance, cache=cache)
+        results = check_all(files, options, jobs, progress=advance, cache=cache, digests=digests)
         if cache is not None:
             cache.save()
     findings: list[Finding] = []
@@ -276,6 +280,7 @@ def _run_group(settings: FileSettings, files: list[Any], request: RunRequest, ad
     outcome = RunOutcome(findings, [], internal, rules_for_output(findings), files_checked=len(files))
     outcome.unread = unread
     outcome.warnings = warnings
+    outcome.digests = digests
     if request.fix or request.diff:
         import copy
 
