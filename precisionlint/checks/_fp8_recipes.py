@@ -162,19 +162,62 @@ def constructions(tree: ast.Module, text: str, calls: list[ast.Call]) -> Iterato
     yield from (item for item in found if id(item[0]) not in chosen)
 
 
+def runs_as_script(tree: ast.Module) -> bool:
+    """Whether the module has an `if __name__ == "__main__":` guard at its top level: it runs as a script."""
+    from precisionlint.script.collect import is_main_guard
+
+    return any(isinstance(node, ast.If) and is_main_guard(node.test) for node in tree.body)
+
+
+def inside_functions(tree: ast.Module) -> set[int]:
+    """ids of the calls written inside a function or method (not at module level)."""
+    return {id(inner) for node in ast.walk(tree) if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+            for inner in ast.walk(node) if isinstance(inner, ast.Call)}
+
+
 def _under_a_condition(tree: ast.Module) -> set[int]:
-    """ids of the calls written in the body or the else of an `if`, in an arm of `a if c else b`, or in a
-    `match` case."""
+    """ids of the calls written in the body or the else of an `if` (not the `__main__` guard), in an arm of
+    `a if c else b`, in a `match` case, or after the first operand of `and` / `or` (`mode == "fp8" and
+    apply_fp8(model)`), and of the calls inside a function of the file that is called only from such places: a
+    helper the file calls only when its run-time setting asks for FP8 builds the recipe under that condition."""
+    from precisionlint.script.collect import is_main_guard
+
     found: set[int] = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.If):
+            if is_main_guard(node.test):
+                continue  # `if __name__ == "__main__":` is how a script runs at all, not a run-time choice
             branches: list[ast.AST] = [*node.body, *node.orelse]
         elif isinstance(node, ast.IfExp):
             branches = [node.body, node.orelse]
         elif isinstance(node, ast.Match):
             branches = [statement for case in node.cases for statement in case.body]
+        elif isinstance(node, ast.BoolOp):
+            branches = list(node.values[1:])
         else:
             continue
         for branch in branches:
             found.update(id(inner) for inner in ast.walk(branch) if isinstance(inner, ast.Call))
+    functions: dict[str, list[ast.AST]] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            functions.setdefault(node.name, []).append(node)
+    callers: dict[str, list[ast.Call]] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call):
+            func = node.func
+            name = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else ""
+            if name in functions:
+                callers.setdefault(name, []).append(node)
+    changed = True
+    while changed:  # to a fixpoint: a helper called only from a conditionally called helper is conditional too
+        changed = False
+        for name, calls in callers.items():
+            if not all(id(call) in found for call in calls):
+                continue
+            inner_calls = {id(inner) for definition in functions[name] for inner in ast.walk(definition)
+                           if isinstance(inner, ast.Call)}
+            if not inner_calls <= found:
+                found |= inner_calls
+                changed = True
     return found

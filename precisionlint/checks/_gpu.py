@@ -126,8 +126,7 @@ def autocast_uses(ctx: CheckContext) -> Iterator[AutocastUse]:
     offers_both = {"fp16", "bf16"} <= written
     backward = model.events_of("backward", "scaled_backward", "framework_backward")
     reached = {id(region) for event in backward for region in event.reached}
-    file_trains = bool(backward or model.events_of("optimizer_step", "scaler_step") or model.optimizers
-                       or model.has_scaler_evidence())
+    trains_here = file_trains(model)
     for region in model.autocast_regions:
         if region.enabled is False:
             continue
@@ -141,10 +140,19 @@ def autocast_uses(ctx: CheckContext) -> Iterator[AutocastUse]:
         if offers_both and explicit and short in ("fp16", "bf16"):
             continue
         if short is not None:
-            trains = "loss" if id(region) in reached else "file" if file_trains else "none"
+            trains = "loss" if id(region) in reached else "file" if trains_here else "none"
             if trains != "none" and without_grad(model, region):
                 trains = "none"  # no gradient flows through it: what it computes is inference, even mid-training
             yield AutocastUse(region, short, explicit, trains)
+
+
+def file_trains(model: ScriptModel) -> bool:
+    """Whether anything in the file trains: a backward, an optimizer or scaler step, an optimizer or a
+    GradScaler. A file with none of these is inference, or a library helper applying a precision its caller
+    chose: what the target GPUs run is decided by the caller."""
+    return bool(model.events_of("backward", "scaled_backward", "framework_backward")
+                or model.events_of("optimizer_step", "scaler_step") or model.optimizers
+                or model.has_scaler_evidence())
 
 
 def _passes_cuda_autocast_uncalled(model: ScriptModel) -> bool:

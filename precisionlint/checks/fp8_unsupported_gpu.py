@@ -25,7 +25,11 @@ shell variable as value, or naming several recipes in one script are chosen at r
 A Transformer Engine class counts only in a file that names `transformer_engine`, torchao's only in one that
 names `torchao`. A recipe built under an `if` (Megatron-LM's `get_fp4_recipe` under `if config.fp4_recipe ==
 ...`, a script's `if args.mxfp8:`) or in a file that builds recipes of several formats (a helper that builds
-whichever recipe its caller configures) is chosen at run time and is not reported. One finding per format and
+whichever recipe its caller configures) is chosen at run time and is not reported, and so is one built in a
+function the file calls only from such places (`if mode == "fp8" and apply_fp8(model):`). Nor is a recipe built in
+a function of a library module, one where nothing trains (no backward, optimizer step or GradScaler) and that has
+no `if __name__ == "__main__":` guard (Accelerate's `convert_model_to_fp8_ao`, a config's `__post_init__`): it
+builds the recipe for a caller that chose FP8, and the caller is what runs on the GPU. One finding per format and
 file.
 
 Nothing is reported for a file written for another accelerator, which never runs on the target GPUs: a Python
@@ -201,8 +205,8 @@ _TE_CLASS = {"FP8 delayed scaling": "DelayedScaling", "FP8 current scaling": "Fl
 
 def _recipes(ctx: CheckContext) -> Iterator[Finding]:
     """Transformer Engine recipes and torchao float8 configs built in a script, against the target GPUs."""
-    from precisionlint.checks._fp8_recipes import WORDS, constructions, runs_on
-    from precisionlint.checks._gpu import names, targets
+    from precisionlint.checks._fp8_recipes import WORDS, constructions, inside_functions, runs_as_script, runs_on
+    from precisionlint.checks._gpu import file_trains, names, targets
     from precisionlint.sources.positions import node_span
     from precisionlint.sources.python_index import PythonIndex
 
@@ -213,9 +217,15 @@ def _recipes(ctx: CheckContext) -> Iterator[Finding]:
     in_tests = is_test_code(ctx.document.path)
     index = PythonIndex.of(ctx.document)
     seen: set[str] = set()
+    # A function of a module where nothing trains and that never runs as a script (no `__main__` guard) is a
+    # library helper (Accelerate's convert_model_to_fp8_ao, a config's __post_init__): it builds the recipe for
+    # a caller that chose FP8, and which GPU runs it is that caller's. "Nothing trains" is
+    # fp16-on-bf16-capable-gpu's test for autocast regions. Test code keeps its information findings.
+    library = not in_tests and not file_trains(ctx.script) and not runs_as_script(ctx.document.tree)
+    helper = inside_functions(ctx.document.tree) if library else set()
     for call, name, recipe in constructions(ctx.document.tree, text, index.calls):
         lacking = [g for g in gpus if not runs_on(recipe, g)]
-        if not lacking or recipe.label in seen:
+        if not lacking or recipe.label in seen or id(call) in helper:
             continue
         seen.add(recipe.label)  # the first construction: one finding per format and file
         span = recipe.below
