@@ -29,7 +29,7 @@ import ast
 import os
 from typing import TYPE_CHECKING, NamedTuple
 
-from precisionlint.project.reads import SKIPPED_FOLDERS, Read
+from precisionlint.project.reads import SKIPPED_FOLDERS, Read, project_files
 
 if TYPE_CHECKING:
     from precisionlint.core.model import Document
@@ -50,7 +50,8 @@ def readers(project: Project, config_path: str) -> list[Read]:
     """The reads of one config file (by its path on disk) by the scripts of its project."""
     index = _INDEXES.get(project.root)  # one per project root: each folder of a project has its own Project
     if index is None:
-        index = _INDEXES[project.root] = _index(project, _scripts(project.root))
+        scripts = project_files(project.root, (".py",), _MAX_SCRIPTS, _SKIPPED_FOLDERS)
+        index = _INDEXES[project.root] = _index(project, scripts)
     real = os.path.realpath(config_path)
     found = list(index.get(real, []))
     from precisionlint.project.launch_configs import launch_reads, launch_root
@@ -123,30 +124,6 @@ def _index(project: Project, scripts: list[str]) -> dict[str, list[Read]]:
                 found.setdefault(read.config, []).append(read)
     return found
 
-
-def _scripts(root: str) -> list[str]:
-    """The Python files under the project root, outside tests, docs and folders that hold no project code."""
-    found: list[str] = []
-    pending = [root]
-    while pending and len(found) < _MAX_SCRIPTS:
-        folder = pending.pop()
-        try:
-            with os.scandir(folder) as entries:
-                listing = sorted(entries, key=lambda entry: entry.name)
-        except OSError:
-            continue
-        if folder != root and any(entry.name in ("pyvenv.cfg", "conda-meta") for entry in listing):
-            continue
-        for entry in listing:
-            try:
-                if entry.is_dir(follow_symlinks=False):
-                    if entry.name not in _SKIPPED_FOLDERS and not entry.name.startswith("."):
-                        pending.append(entry.path)
-                elif entry.name.endswith(".py") and entry.is_file():
-                    found.append(entry.path)
-            except OSError:
-                continue
-    return found
 
 
 class _Config(NamedTuple):

@@ -55,10 +55,10 @@ def launch_reads(project: Project, root: str) -> dict[str, list[Read]]:
     """The configs the launch lines under `root` name for a reader that is certain: config -> its reads."""
     from precisionlint.project import display_path, load_linked
     from precisionlint.project.lightning_cli import builds_cli, config_flags, trainer_flags
-    from precisionlint.project.reads import Read
+    from precisionlint.project.reads import Read, project_files
 
     found: dict[str, list[Read]] = {}
-    for launcher in _launchers(root):
+    for launcher in project_files(root, (".sh",), _MAX_LAUNCHERS):
         from precisionlint.project.pins import read_text
 
         text = read_text(launcher)
@@ -90,28 +90,3 @@ def launch_reads(project: Project, root: str) -> dict[str, list[Read]]:
                                                            launch.span.line, overridden))
     return found
 
-
-def _launchers(root: str) -> list[str]:
-    from precisionlint.project.reads import SKIPPED_FOLDERS
-
-    found: list[str] = []
-    pending = [root]
-    while pending and len(found) < _MAX_LAUNCHERS:
-        folder = pending.pop()
-        try:
-            with os.scandir(folder) as entries:
-                listing = sorted(entries, key=lambda entry: entry.name)
-        except OSError:
-            continue
-        if folder != root and any(entry.name in ("pyvenv.cfg", "conda-meta") for entry in listing):
-            continue
-        for entry in listing:
-            try:
-                if entry.is_dir(follow_symlinks=False):
-                    if entry.name not in SKIPPED_FOLDERS and not entry.name.startswith("."):
-                        pending.append(entry.path)
-                elif entry.name.endswith(".sh") and entry.is_file():
-                    found.append(entry.path)
-            except OSError:
-                continue
-    return found

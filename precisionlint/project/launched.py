@@ -70,11 +70,12 @@ def forget() -> None:
 def _index(root: str) -> dict[str, list[LaunchLine]]:
     from precisionlint.project import display_path
     from precisionlint.project.pins import read_text
+    from precisionlint.project.reads import project_files
     from precisionlint.sources import Limits
     from precisionlint.sources.shell_source import load
 
     found: dict[str, list[LaunchLine]] = {}
-    for path in _shell_files(root):
+    for path in project_files(root, _SHELL_SUFFIXES, _MAX_SHELL_FILES, _SKIPPED_FOLDERS, _MAX_FOLDERS):
         try:
             if os.path.getsize(path) > _MAX_SHELL_BYTES:
                 continue
@@ -111,29 +112,3 @@ def _resolve(root: str, shell: str, literal: str) -> str | None:
             return path
     return None
 
-
-def _shell_files(root: str) -> list[str]:
-    """The shell scripts under the project root, outside tests and folders that hold no project code."""
-    found: list[str] = []
-    pending = [root]
-    visited = 0
-    while pending and len(found) < _MAX_SHELL_FILES and visited < _MAX_FOLDERS:
-        folder = pending.pop()
-        visited += 1
-        try:
-            with os.scandir(folder) as entries:
-                listing = sorted(entries, key=lambda entry: entry.name)
-        except OSError:
-            continue
-        if folder != root and any(entry.name in ("pyvenv.cfg", "conda-meta") for entry in listing):
-            continue
-        for entry in listing:
-            try:
-                if entry.is_dir(follow_symlinks=False):
-                    if entry.name not in _SKIPPED_FOLDERS and not entry.name.startswith("."):
-                        pending.append(entry.path)
-                elif entry.name.endswith(_SHELL_SUFFIXES) and entry.is_file():
-                    found.append(entry.path)
-            except OSError:
-                continue
-    return found

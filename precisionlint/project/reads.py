@@ -4,6 +4,7 @@ of launch lines (project/launch_configs.py, project/lightning_cli.py)."""
 
 from __future__ import annotations
 
+import os
 from typing import NamedTuple
 
 
@@ -28,3 +29,33 @@ class Read(NamedTuple):
 SKIPPED_FOLDERS = frozenset({".git", ".hg", ".svn", "node_modules", "__pycache__", "site-packages", ".tox",
                              ".nox", ".eggs", ".mypy_cache", ".ruff_cache", ".pytest_cache", "tests", "test",
                              "docs"})
+
+
+def project_files(root: str, suffixes: tuple[str, ...], max_files: int, skipped: frozenset[str] = SKIPPED_FOLDERS,
+                  max_folders: int | None = None) -> list[str]:
+    """The files under a project's root whose names end in `suffixes`, in a stable order: not in hidden or
+    `skipped` folders, nor in a virtual environment below the root; at most `max_files` of them and, where given,
+    `max_folders` folders listed (a tree of other files, a data set, is not walked to its end)."""
+    found: list[str] = []
+    pending = [root]
+    visited = 0
+    while pending and len(found) < max_files and (max_folders is None or visited < max_folders):
+        folder = pending.pop()
+        visited += 1
+        try:
+            with os.scandir(folder) as entries:
+                listing = sorted(entries, key=lambda entry: entry.name)
+        except OSError:
+            continue
+        if folder != root and any(entry.name in ("pyvenv.cfg", "conda-meta") for entry in listing):
+            continue
+        for entry in listing:
+            try:
+                if entry.is_dir(follow_symlinks=False):
+                    if entry.name not in skipped and not entry.name.startswith("."):
+                        pending.append(entry.path)
+                elif entry.name.endswith(suffixes) and entry.is_file():
+                    found.append(entry.path)
+            except OSError:
+                continue
+    return found
