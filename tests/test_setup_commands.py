@@ -48,17 +48,23 @@ def _fresh_environment(into: Path) -> Path:
     return python
 
 
+def _own_environment() -> dict[str, str]:
+    """The environment of a user's shell: no PYTHONPATH pointing at this checkout (the test run may set one)."""
+    env = {key: value for key, value in os.environ.items() if key != "PYTHONPATH"}
+    env["NO_COLOR"] = "1"
+    return env
+
+
 def _pip_install(python: Path, *arguments: str) -> None:
     done = subprocess.run([sys.executable, "-m", "pip", "--python", str(python), "install", "--quiet", "--no-deps",
-                           "--no-build-isolation", *arguments], capture_output=True, text=True, timeout=600)
+                           "--no-build-isolation", *arguments], capture_output=True, text=True, timeout=600,
+                          env=_own_environment())
     assert done.returncode == 0, done.stderr[-2000:]
 
 
 def _check_example(python: Path, clone: Path) -> subprocess.CompletedProcess[str]:
     script = python.parent / ("precisionlint.exe" if os.name == "nt" else "precisionlint")
-    env = {key: value for key, value in os.environ.items() if key != "PYTHONPATH"}
-    env["NO_COLOR"] = "1"
-    return subprocess.run([str(script), "check", "--no-cache", "examples/project"], cwd=clone, env=env,
+    return subprocess.run([str(script), "check", "--no-cache", "examples/project"], cwd=clone, env=_own_environment(),
                           capture_output=True, text=True, timeout=300)
 
 
@@ -76,7 +82,8 @@ def test_the_two_setup_commands_leave_a_working_tool(tmp_path: Path) -> None:
     assert second.returncode == 1, second.stderr
     assert second.stdout == first.stdout and not second.stderr
     where = subprocess.run([str(python), "-c", "import precisionlint; print(precisionlint.__file__)"],
-                           cwd=tmp_path, capture_output=True, text=True, check=True).stdout.strip()
+                           cwd=tmp_path, env=_own_environment(), capture_output=True, text=True,
+                           check=True).stdout.strip()
     assert Path(where).resolve() == (clone / "precisionlint" / "__init__.py").resolve()
     built = sorted(str(path.relative_to(clone)) for path in (clone / "precisionlint").rglob("*")
                    if path.is_file() and path.suffix not in (".py", ".pyc"))
