@@ -30,7 +30,7 @@ from precisionlint.run.parallel import MIN_BYTES_FOR_POOL
 
 SEED = int(os.environ.get("PRECISIONLINT_FAULT_SEED", "14"))
 RUNS = int(os.environ.get("PRECISIONLINT_FAULT_RUNS", "2"))
-FILES = 240
+FILES = 720  # enough that a quiet machine is still checking when the signal lands
 PADDING = "# " + "padding to make the tree worth a process pool " * 2 + "\n"
 
 pytestmark = pytest.mark.skipif(not hasattr(signal, "SIGKILL") or sys.platform == "win32",
