@@ -8,6 +8,6 @@ def content_digest(data: bytes) -> str:
     millisecond, where hashlib loads OpenSSL)."""
     try:
         from _blake2 import blake2b
-    except ImportError:  # an interpreter built without it
+    except ModuleNotFoundError:  # an interpreter built without it; any other failure (memory) is not hidden
         from hashlib import blake2b
     return blake2b(data, digest_size=16).hexdigest()
