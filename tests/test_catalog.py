@@ -24,10 +24,30 @@ def test_the_catalog_is_in_step_with_the_rule_modules() -> None:
         "precisionlint/checks/catalog.py is out of date: run `python -m precisionlint.checks.make_catalog`")
 
 
+def test_the_calls_catalog_is_in_step_with_the_framework_modules() -> None:
+    assert make_catalog.current(make_catalog.CALLS_CATALOG) == make_catalog.render_calls(), (
+        "precisionlint/frameworks/calls_catalog.py is out of date: run `python -m precisionlint.checks.make_catalog`")
+
+
+def test_every_framework_call_is_read_from_its_framework_module() -> None:
+    from precisionlint.frameworks import lightning
+    from precisionlint.frameworks.python_calls import CALLS
+
+    assert all(call in CALLS for call in lightning.PYTHON_CALLS)
+    assert {call.framework for call in CALLS} == {"lightning", "composer", "hf", "accelerate", "torch"}
+
+
 def test_the_generator_check_mode_fails_on_a_stale_catalog(tmp_path, monkeypatch) -> None:
     stale = tmp_path / "catalog.py"
     stale.write_text(make_catalog.render().replace("'PL104'", "'PL999'"), encoding="utf-8")
     monkeypatch.setattr(make_catalog, "CATALOG", str(stale))
+    stale_calls = tmp_path / "calls_catalog.py"
+    stale_calls.write_text(make_catalog.render_calls(), encoding="utf-8")
+    monkeypatch.setattr(make_catalog, "CALLS_CATALOG", str(stale_calls))
+    assert make_catalog.main(["--check"]) == 1
+    assert make_catalog.main([]) == 0
+    assert make_catalog.main(["--check"]) == 0
+    stale_calls.write_text(make_catalog.render_calls().replace("'composer'", "'other'"), encoding="utf-8")
     assert make_catalog.main(["--check"]) == 1
     assert make_catalog.main([]) == 0
     assert make_catalog.main(["--check"]) == 0

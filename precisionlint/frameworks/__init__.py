@@ -22,7 +22,7 @@ from precisionlint.sources import template_action
 
 if TYPE_CHECKING:
     from precisionlint.frameworks.accelerate import MIXED_PRECISION as ACCELERATE_MIXED_PRECISION
-    from precisionlint.frameworks.base import Facts, Mode, Row, Section, Vocabulary
+    from precisionlint.frameworks.base import Call, Facts, Mode, Row, Section, Vocabulary
     from precisionlint.frameworks.hf import HALF_PRECISION_BACKEND as HF_HALF_PRECISION_BACKEND
     from precisionlint.frameworks.lightning import LEGACY as LIGHTNING_LEGACY
     from precisionlint.frameworks.lightning import PRECISION as LIGHTNING_PRECISION
@@ -30,7 +30,6 @@ if TYPE_CHECKING:
     from precisionlint.frameworks.lightning import canonical as lightning_canonical
     from precisionlint.frameworks.python_calls import (
         CALLS,
-        Call,
         dotted_name,
         import_aliases,
         literal_value,
@@ -60,8 +59,8 @@ _LAZY: dict[str, tuple[str, str]] = {
     "ACCELERATE_MIXED_PRECISION": ("accelerate", "MIXED_PRECISION"),
     "HF_HALF_PRECISION_BACKEND": ("hf", "HALF_PRECISION_BACKEND"),
     "TRAINER_CONFIG_ROWS": ("trainer_config", "ROWS"),
-    **{name: ("base", name) for name in ("Facts", "Mode", "Row", "Section", "Vocabulary")},
-    **{name: ("python_calls", name) for name in ("CALLS", "Call", "dotted_name", "import_aliases", "literal_value",
+    **{name: ("base", name) for name in ("Call", "Facts", "Mode", "Row", "Section", "Vocabulary")},
+    **{name: ("python_calls", name) for name in ("CALLS", "dotted_name", "import_aliases", "literal_value",
                                                  "python_settings")},
     **{name: ("registry", name) for name in ("attribute", "framework", "title", "vocabulary")},
 }

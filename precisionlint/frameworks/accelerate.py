@@ -11,13 +11,17 @@ from collections.abc import Iterator
 from typing import Any
 
 from precisionlint.frameworks import deepspeed
-from precisionlint.frameworks.base import CERTAIN, LIKELY, Facts, Mode, Row, Section, Vocabulary, described, exact
+from precisionlint.frameworks.base import CERTAIN, LIKELY, Call, Facts, Mode, Row, Section, Vocabulary, described, exact
 
 NAME = "accelerate"
 TITLE = "Accelerate"
 # What a config, or a Python file, that it reads a setting from holds (one of them at least: engine.prefilter).
 CONFIG_WORDS: tuple[bytes, ...] = (b"precision",)
 PYTHON_WORDS: tuple[bytes, ...] = (b"precision",)
+# The calls whose keyword arguments are its settings (frameworks.python_calls reads them, through calls_catalog.py).
+PYTHON_CALLS: tuple[Call, ...] = (
+    Call(("accelerate",), ("Accelerator",), NAME, {"mixed_precision": "mixed_precision"}),
+)
 
 MIXED_PRECISION = ("no", "fp16", "bf16", "fp8")
 MODES = {"no": Mode("fp32", "true"), "fp16": Mode("fp16", "mixed"), "bf16": Mode("bf16", "mixed"),

@@ -29,6 +29,16 @@ CERTAIN = Confidence.CERTAIN
 LIKELY = Confidence.LIKELY
 
 
+class Call(NamedTuple):
+    """A constructor (or function) whose keyword arguments are a framework's settings: a module's PYTHON_CALLS."""
+
+    modules: tuple[str, ...]  # the callee must resolve into one of these packages
+    names: tuple[str, ...]  # ...and be named one of these
+    framework: str
+    keywords: dict[str, str]  # keyword argument -> canonical name
+    positional: str | None = None  # canonical name of the first positional argument, if it has one
+
+
 class Mode(NamedTuple):
     """What a precision setting means, whatever the framework: the compute dtype and whether the weights
     stay in float32 ("mixed", with autocast or a master copy) or are themselves that dtype ("true")."""

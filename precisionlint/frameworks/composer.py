@@ -12,13 +12,15 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from precisionlint.frameworks.base import CERTAIN, LIKELY, Facts, Mode, Row, Section, Vocabulary, described, exact
+from precisionlint.frameworks.base import CERTAIN, LIKELY, Call, Facts, Mode, Row, Section, Vocabulary, described, exact
 
 NAME = "composer"
 TITLE = "Composer"
 # What a config, or a Python file, that it reads a setting from holds (one of them at least: engine.prefilter).
 CONFIG_WORDS: tuple[bytes, ...] = (b"precision",)
 PYTHON_WORDS: tuple[bytes, ...] = (b"precision",)
+# The calls whose keyword arguments are its settings (frameworks.python_calls reads them, through calls_catalog.py).
+PYTHON_CALLS: tuple[Call, ...] = (Call(("composer",), ("Trainer",), NAME, {"precision": "precision"}),)
 
 PRECISION = ("fp32", "amp_fp16", "amp_bf16", "amp_fp8")
 MODES = {"fp32": Mode("fp32", "true"), "amp_fp16": Mode("fp16", "mixed"), "amp_bf16": Mode("bf16", "mixed"),

@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from precisionlint.frameworks import deepspeed
-from precisionlint.frameworks.base import CERTAIN, LIKELY, Facts, Row, Section, described
+from precisionlint.frameworks.base import CERTAIN, LIKELY, Call, Facts, Row, Section, described
 
 NAME = "hf"
 TITLE = "Transformers TrainingArguments"
@@ -28,6 +28,12 @@ VOCABULARIES: dict[str, Any] = {}
 # (frameworks.python_calls for the flags, project.links for the DeepSpeed link, the engine's gate).
 ARGUMENT_CLASSES = ("TrainingArguments", "Seq2SeqTrainingArguments", "SFTConfig", "DPOConfig", "GRPOConfig",
                     "ORPOConfig", "KTOConfig", "RewardConfig", "PPOConfig", "CPOConfig")
+# The calls whose keyword arguments are its settings (frameworks.python_calls reads them, through calls_catalog.py).
+PYTHON_CALLS: tuple[Call, ...] = (
+    Call(("transformers", "trl"), ARGUMENT_CLASSES, NAME,
+         {key: key for key in ("fp16", "bf16", "tf32", "fp16_full_eval", "bf16_full_eval", "half_precision_backend",
+                               "fp16_backend", "fp16_opt_level")}),
+)
 
 ROWS = tuple(
     Row(NAME, (key,), key)

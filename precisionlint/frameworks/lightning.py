@@ -16,13 +16,21 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from precisionlint.frameworks.base import CERTAIN, LIKELY, Facts, Mode, Row, Section, Vocabulary, scalar
+from precisionlint.frameworks.base import CERTAIN, LIKELY, Call, Facts, Mode, Row, Section, Vocabulary, scalar
 
 NAME = "lightning"
 TITLE = "Lightning"
 # What a config, or a Python file, that it reads a setting from holds (one of them at least: engine.prefilter).
 CONFIG_WORDS: tuple[bytes, ...] = (b"precision",)
 PYTHON_WORDS: tuple[bytes, ...] = (b"precision",)
+# The calls whose keyword arguments are its settings (frameworks.python_calls reads them, through calls_catalog.py).
+PYTHON_CALLS: tuple[Call, ...] = (
+    Call(("lightning", "pytorch_lightning", "lightning_fabric"), ("Trainer", "Fabric"), NAME,
+         {"precision": "precision", "accelerator": "accelerator", "strategy": "strategy"}),
+    # The 1.x Trainer's apex switches (Fabric never had them): removed from the Trainer in Lightning 2.0.
+    Call(("lightning", "pytorch_lightning"), ("Trainer",), NAME,
+         {"amp_backend": "amp_backend", "amp_level": "amp_level"}),
+)
 
 PRECISION = (
     "transformer-engine",

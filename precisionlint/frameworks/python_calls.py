@@ -9,35 +9,25 @@ from __future__ import annotations
 
 import ast
 import re
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any
 
 from precisionlint.core.model import NOT_YET, UNRESOLVED, Confidence, Document, Setting
-from precisionlint.frameworks import hf, mmengine
+from precisionlint.frameworks import mmengine
+from precisionlint.frameworks.base import Call
+from precisionlint.frameworks.calls_catalog import FRAMEWORK_CALLS
 from precisionlint.sources.literal import literal_eval
 
 if TYPE_CHECKING:
     from precisionlint.sources.python_index import PythonIndex
 
 
-class Call(NamedTuple):
-    modules: tuple[str, ...]  # the callee must resolve into one of these packages
-    names: tuple[str, ...]  # ...and be named one of these
-    framework: str
-    keywords: dict[str, str]  # keyword argument -> canonical name
-    positional: str | None = None  # canonical name of the first positional argument, if it has one
 
 
-CALLS = (
-    Call(("lightning", "pytorch_lightning", "lightning_fabric"), ("Trainer", "Fabric"), "lightning",
-         {"precision": "precision", "accelerator": "accelerator", "strategy": "strategy"}),
-    # The 1.x Trainer's apex switches (Fabric never had them): removed from the Trainer in Lightning 2.0.
-    Call(("lightning", "pytorch_lightning"), ("Trainer",), "lightning",
-         {"amp_backend": "amp_backend", "amp_level": "amp_level"}),
-    Call(("transformers", "trl"), hf.ARGUMENT_CLASSES, "hf",
-         {key: key for key in ("fp16", "bf16", "tf32", "fp16_full_eval", "bf16_full_eval",
-                               "half_precision_backend", "fp16_backend", "fp16_opt_level")}),
-    Call(("accelerate",), ("Accelerator",), "accelerate", {"mixed_precision": "mixed_precision"}),
-    Call(("composer",), ("Trainer",), "composer", {"precision": "precision"}),
+# Which constructor calls carry a framework's settings: each framework module declares its own (PYTHON_CALLS),
+# copied into calls_catalog.py by `python -m precisionlint.checks.make_catalog` so that a Python file's check does not
+# import every framework module to learn them. torch's own call is no framework's.
+CALLS: tuple[Call, ...] = (
+    *FRAMEWORK_CALLS,
     Call(("torch",), ("set_float32_matmul_precision",), "torch", {"precision": "tf32_matmul_precision"},
          positional="tf32_matmul_precision"),
 )
