@@ -61,6 +61,17 @@ def test_launchers_scripts_and_flags() -> None:
     assert module.script_flags["mixed_precision"].value == "fp16"
 
 
+def test_module_launches_of_each_launcher() -> None:
+    """`-m`/`--module` starts a module under every launcher; the options after it are the module's."""
+    launches = _launches("torchrun --nproc_per_node 8 -m pkg.train --precision bf16\n"
+                         "accelerate launch --num_processes 2 -m pkg.train --bf16\n"
+                         "deepspeed --num_gpus 8 --module pkg.train --fp16\n"
+                         "python --module pkg.train --fp16\n")  # python itself has no --module switch
+    assert [(x.launcher, x.script, x.module) for x in launches] == [
+        ("torchrun", None, "pkg.train"), ("accelerate", None, "pkg.train"), ("deepspeed", None, "pkg.train")]
+    assert [x.script_flags.keys() - {"nproc_per_node"} for x in launches] == [{"precision"}, {"bf16"}, {"fp16"}]
+
+
 def test_unterminated_quotes_and_odd_lines_are_not_errors() -> None:
     assert _launches('python train.py --fp16 "unterminated\nfor x in 1 2; do echo $x; done\n') == []
 

@@ -8,7 +8,9 @@ are.
 
 The launch lines are read with the shell loader (sources/shell_source.py, never executed). A script path is
 resolved from the shell script's folder, then from the project root (where launch scripts are usually run); one
-with a shell variable (`$SCRIPT`) starts no script we can name. The shell scripts read are those under the
+with a shell variable (`$SCRIPT`) starts no script we can name. A module (`python -m pkg.train`, `torchrun -m`,
+`accelerate launch -m`, `deepspeed --module`) is the file `pkg/train.py` (or `pkg/train/__main__.py`) found the same
+way, or under the root's `src/`. The shell scripts read are those under the
 project's root where a project file or `.git` marks it, else those under the script's own folder (at most 2,000
 scripts in 5,000 folders). Only they are read:
 a README's command line, a notebook cell or a job file of another format may launch the script too, so a reader
@@ -18,6 +20,7 @@ must treat "every launch line" as "every launch line of the project's shell scri
 from __future__ import annotations
 
 import os
+import re
 from typing import TYPE_CHECKING, NamedTuple
 
 if TYPE_CHECKING:
@@ -82,7 +85,7 @@ def _index(root: str) -> dict[str, list[LaunchLine]]:
         except OSError:
             continue
         text = read_text(path)
-        if text is None or ".py" not in text:
+        if text is None or (".py" not in text and _MODULE_SWITCH.search(text) is None):
             continue
         try:
             document = load(path, text, Limits())
@@ -90,12 +93,36 @@ def _index(root: str) -> dict[str, list[LaunchLine]]:
             continue
         shown = display_path(path)
         for launch in document.tree or []:
-            if launch.script is None:
+            if launch.script is not None:
+                script = _resolve(root, path, launch.script)
+            elif launch.module is not None:
+                script = _resolve_module(root, path, launch.module)
+            else:
                 continue
-            script = _resolve(root, path, launch.script)
             if script is not None:
                 found.setdefault(os.path.realpath(script), []).append(LaunchLine(shown, launch))
     return found
+
+
+_MODULE_SWITCH = re.compile(r"(?:^|\s)(?:-m|--module)\s")
+_MODULE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*")
+
+
+def _resolve_module(root: str, shell: str, module: str) -> str | None:
+    """The file `python -m pkg.train` (`torchrun -m`, `accelerate launch -m`, `deepspeed --module`) runs:
+    `pkg/train.py`, or `pkg/train/__main__.py` for a package, found as a script is (from the shell script's
+    folder, else the project root), or under the root's `src/` (a project installed from a src layout). A module
+    that no such file holds (`vllm.entrypoints...`, an installed package) starts no script of the project."""
+    if len(module) > 1024 or _MODULE.fullmatch(module) is None:
+        return None
+    relative = module.replace(".", "/")
+    for folder in (os.path.dirname(os.path.abspath(shell)), os.path.abspath(root),
+                   os.path.join(os.path.abspath(root), "src")):
+        for candidate in (relative + ".py", relative + "/__main__.py"):
+            path = os.path.join(folder, candidate)
+            if os.path.isfile(path):
+                return path
+    return None
 
 
 def _resolve(root: str, shell: str, literal: str) -> str | None:

@@ -256,7 +256,9 @@ def _launch(document: Document, tokens: list[_Token]) -> Launch | None:
     script_at = None
     for position in range(first, len(tokens)):
         word = words[position]
-        if word == "-m" and position + 1 < len(tokens):
+        # `python -m pkg.train`, `torchrun -m`, `accelerate launch -m`; the launchers also spell it `--module`
+        # (`deepspeed --module pkg.train`), a switch whose following word is the module
+        if (word == "-m" or word == "--module" and launcher != "python") and position + 1 < len(tokens):
             module, script_at = words[position + 1], position + 1
             break
         if word.endswith(".py") and not word.startswith("-"):

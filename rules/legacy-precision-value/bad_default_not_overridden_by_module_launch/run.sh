@@ -1,0 +1,3 @@
+#!/bin/bash
+python segmenter/train.py --precision bf16-mixed
+python -m segmenter.train --seed 1
