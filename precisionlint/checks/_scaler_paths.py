@@ -135,22 +135,15 @@ def _assume(finder: Finder, test: ast.expr, holds: bool, event: Event) -> list[A
     attribute (`args.fp16`), else each known value of a variable it reads that makes it so; [{}] (nothing
     known) when neither."""
     from precisionlint.script.values import UNKNOWN
-    from precisionlint.values.assume import evaluate, variables
+    from precisionlint.values.assume import evaluate, known_values
 
     text = dotted(test) if isinstance(test, (ast.Name, ast.Attribute)) else None
     if text is not None:
         return [{text: holds}]
     scope = finder.scope_at(test)
-    for name in sorted(variables(test)):
-        node = next((n for n in ast.walk(test) if isinstance(n, (ast.Name, ast.Attribute)) and dotted(n) == name),
-                    None)
-        if node is None:
-            continue
-        found = finder.candidates(node, scope)  # type: ignore[arg-type]
-        if not found.complete or not found.items:
-            continue
+    for name, values in known_values(finder, test, scope):
         chosen: list[Assumption] = []
-        for value in sorted(found.values, key=repr):
+        for value in values:
             result = evaluate(finder, test, scope, {name: value})
             if result is not UNKNOWN and bool(result) == holds:
                 chosen.append({name: value})

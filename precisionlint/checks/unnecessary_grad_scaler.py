@@ -214,9 +214,8 @@ def _correlated(ctx: CheckContext, scaler: GradScalerInfo, active: list[Autocast
     of it under which the scaler is enabled and every region it serves runs bfloat16 (`enabled=(args.dtype in
     ["float16", "bfloat16"])` beside `dtype=DTYPES[args.dtype]`). Every value the variable can take must be
     known (an option's default and choices, the arms that assign it)."""
-    from precisionlint.script.names import dotted
     from precisionlint.script.values import Dtype
-    from precisionlint.values.assume import evaluate, variables
+    from precisionlint.values.assume import evaluate, known_values
     from precisionlint.values.settings import document_finder
 
     expr = scaler.enabled_expr
@@ -226,15 +225,8 @@ def _correlated(ctx: CheckContext, scaler: GradScalerInfo, active: list[Autocast
     if finder is None:
         return None
     scope = finder.scope_at(expr)
-    for name in sorted(variables(expr)):
-        node = next((n for n in ast.walk(expr) if isinstance(n, (ast.Name, ast.Attribute)) and dotted(n) == name),
-                    None)
-        if node is None:
-            continue
-        found = finder.candidates(node, scope)  # type: ignore[arg-type]
-        if not found.complete or not found.items:
-            continue
-        for value in sorted(found.values, key=repr):
+    for name, values in known_values(finder, expr, scope):
+        for value in values:
             assumed = {name: value}
             if evaluate(finder, expr, scope, assumed) is not True:
                 continue

@@ -10,6 +10,7 @@ tables indexed by an evaluated key. Anything else is UNKNOWN.
 from __future__ import annotations
 
 import ast
+from collections.abc import Iterator
 from typing import Any
 
 from precisionlint.script.names import dotted
@@ -37,6 +38,20 @@ def variables(expr: ast.expr) -> set[str]:
             continue
         stack.extend(ast.iter_child_nodes(node))
     return found
+
+
+def known_values(finder: Finder, expr: ast.expr, scope: Scope) -> Iterator[tuple[str, list[Any]]]:
+    """Each variable the expression reads (in name order) whose every value is known (an option's default and
+    choices, the arms that assign it), with those values in a stable order; variables not fully known are left out.
+    The question "under which value of its variables does this test hold?" starts here."""
+    for name in sorted(variables(expr)):
+        node = next((n for n in ast.walk(expr) if isinstance(n, (ast.Name, ast.Attribute)) and dotted(n) == name),
+                    None)
+        if node is None:
+            continue
+        found = finder.candidates(node, scope)  # type: ignore[arg-type]
+        if found.complete and found.items:
+            yield name, sorted(found.values, key=repr)
 
 
 def evaluate(finder: Finder, expr: ast.expr, scope: Scope, assumed: dict[str, Any], depth: int = 0) -> Any:
