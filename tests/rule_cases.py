@@ -12,6 +12,8 @@ A folder holds:
                    read more than one file: every file in the folder is checked from inside it, and expected.txt
                    lists the bad ones' findings as "<folder>/<file>:<line>:<column>: <CODE>". Give each project
                    its own pyproject.toml (or setup.cfg) so that it ends there and reads no pins from above.
+                   A project whose pyproject.toml sets `[tool.precisionlint] gpus = [...]` is checked against those
+                   GPUs, as `precisionlint check .` would be, instead of options.toml's.
 
 Folders whose name starts with "_" hold inputs shared by many rules (rules/_correct-training-loops/: correct
 code that must give no finding of any rule but those its options.toml `allow`s).

@@ -14,15 +14,29 @@ from tests.rule_cases import RuleCase, load_cases, project_files, shared_correct
 CASES = load_cases()
 
 
-def _options(case: RuleCase) -> EngineOptions:
+def _options(case: RuleCase, gpu_names: list[str] | None = None) -> EngineOptions:
     rule = find_rule(case.rule_name)
     assert rule is not None, f"rules/{case.rule_name}: no rule of that name"
     gpus: tuple = ()
-    if case.gpus:
+    names = case.gpus if gpu_names is None else gpu_names
+    if names:
         from precisionlint.hardware.names import find_gpu
 
-        gpus = tuple(find_gpu(name) for name in case.gpus)
+        gpus = tuple(find_gpu(name) for name in names)
+        assert all(gpus), f"rules/{case.rule_name}: unknown GPU among {names}"
     return EngineOptions(rules=[rule], gpus=gpus)
+
+
+def _project_gpus(project) -> list[str] | None:
+    """A project case's own target GPUs, `[tool.precisionlint] gpus` in its pyproject.toml, as `check .` reads
+    them; None when it names none (the folder's options.toml applies)."""
+    import tomlkit
+
+    pyproject = project / "pyproject.toml"
+    if not pyproject.exists():
+        return None
+    table = tomlkit.parse(pyproject.read_text()).unwrap().get("tool", {}).get("precisionlint", {})
+    return list(table["gpus"]) if "gpus" in table else None
 
 
 def _project_findings(case: RuleCase, project, monkeypatch) -> dict[str, list[tuple[int, int, str]]]:
@@ -31,7 +45,7 @@ def _project_findings(case: RuleCase, project, monkeypatch) -> dict[str, list[tu
 
     forget()
     monkeypatch.chdir(project)
-    options = _options(case)
+    options = _options(case, _project_gpus(project))
     found: dict[str, list[tuple[int, int, str]]] = {}
     for path in project_files(project):
         relative = path.relative_to(project).as_posix()

@@ -118,6 +118,47 @@ def megatron_launch(text: str) -> Launched | None:
     return None
 
 
+# NVFP4 on compute capability 12.x (RTX 50, RTX PRO 6000 Blackwell: 12.0; GB10: 12.1). Transformer Engine's support
+# check accepts every device from 10.0 (`_compute_nvfp4_support`), but two features that `NVFP4BlockScaling()` turns
+# on by default for the backward pass (transformer_engine/common/recipe/__init__.py: `fp4_quant_bwd_grad` has
+# `random_hadamard_transform=not self.disable_rht`, `stochastic_rounding=not self.disable_stochastic_rounding`)
+# were built for 10.x only:
+# - stochastic rounding uses `cvt.rs`, which exists on 10.0/10.3 only (`ARCH_HAS_STOCHASTIC_ROUNDING`,
+#   common/util/ptx.cuh); elsewhere the kernel took the `NVTE_DEVICE_ERROR` branch, printf + assert(0) with the
+#   assert compiled out, so gradients were quantized to zero (TransformerEngine#3281, in 2.19.0);
+# - the fused Hadamard + cast kernel uses SM100 hardware and fails on 12.x with "CUDA Error: invalid argument"
+#   (TransformerEngine#2372, #2956, #3062); 2.16.0 takes the unfused path there (#2968), but GroupedLinear's
+#   split_quantize still launched the SM100-only grouped kernel until 2.19.0 (#3265).
+# Both also read NVTE_NVFP4_DISABLE_RHT / NVTE_NVFP4_DISABLE_STOCHASTIC_ROUNDING from the environment.
+NVFP4_FIXED_ON_12X = {"stochastic rounding": (2, 19), "grouped RHT": (2, 19), "RHT": (2, 16)}
+_NVFP4_SWITCHES = (("disable_rht", "NVTE_NVFP4_DISABLE_RHT", "RHT"),
+                   ("disable_stochastic_rounding", "NVTE_NVFP4_DISABLE_STOCHASTIC_ROUNDING", "stochastic rounding"))
+
+
+def nvfp4_left_on(call: ast.Call | None, text: str) -> list[str]:
+    """The 10.x-only features an NVFP4BlockScaling construction (None: Megatron-LM's, built with the defaults)
+    leaves on: "RHT" (random Hadamard transform), "stochastic rounding". A switch passed as anything but a
+    literal, a `**kwargs`, or the environment variable named anywhere in the file counts as off: chosen
+    elsewhere."""
+    if call is not None and any(keyword.arg is None for keyword in call.keywords):
+        return []
+    found = []
+    for keyword_name, variable, feature in _NVFP4_SWITCHES:
+        if variable in text:
+            continue
+        passed = next((k.value for k in call.keywords if k.arg == keyword_name), None) if call is not None else None
+        if passed is None or (isinstance(passed, ast.Constant) and passed.value is False):
+            found.append(feature)
+    return found
+
+
+def nvfp4_fixed_in(features: list[str], grouped: bool) -> tuple[int, int]:
+    """The first Transformer Engine release that trains with these features on compute capability 12.x;
+    `grouped`: the model has grouped (MoE) linear layers."""
+    keys = [("grouped RHT" if feature == "RHT" and grouped else feature) for feature in features]
+    return max(NVFP4_FIXED_ON_12X[key] for key in keys)
+
+
 # The words a file must hold for the engine to parse it for these (fp8-unsupported-gpu declares them: TREE_WORDS).
 WORDS = ("DelayedScaling", "CurrentScaling", "BlockScaling", "Float8LinearConfig", "convert_to_float8_training")
 

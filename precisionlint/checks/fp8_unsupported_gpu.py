@@ -10,7 +10,7 @@ In a script it also reads the low-precision recipe built, against the compute ca
 | Transformer Engine `DelayedScaling()`, `Float8CurrentScaling()` | 8.9 and newer |
 | Transformer Engine `Float8BlockScaling()` | 9.0 and newer, with CUDA 12.9+ (Transformer Engine 2.3 to 2.8: 9.x only) |
 | Transformer Engine `MXFP8BlockScaling()` | 10.x only: refused on 12.0 and newer (RTX 50, RTX PRO 6000, GB10) |
-| Transformer Engine `NVFP4BlockScaling()` | 10.0 and newer |
+| Transformer Engine `NVFP4BlockScaling()` | 10.0 and newer (12.x: see below for training) |
 | torchao `Float8LinearConfig`, `Float8LinearConfig.from_recipe_name`, `convert_to_float8_training` | 8.9 and newer |
 
 A Megatron-LM launch script (one that names `pretrain_*` or Megatron) is read for its flags wherever it writes them,
@@ -58,6 +58,24 @@ and, since Transformer Engine 2.6, "MXFP8 (for all gemm layouts) is not supporte
 "torch._scaled_mm is only supported on CUDA devices with compute capability >= 9.0 or 8.9, or ROCm MI300+"
 (aten/src/ATen/native/cuda/Blas.cpp). Each fails the run when training starts, on the booked machine.
 
+NVFP4 on compute capability 12.x (RTX 50, RTX PRO 6000 Blackwell: 12.0; GB10: 12.1) passes that check, but the
+full NVFP4 recipe trains on 10.x only: `NVFP4BlockScaling()` turns on, for the gradients, stochastic rounding and a
+random Hadamard transform (`fp4_quant_bwd_grad` in transformer_engine/common/recipe/__init__.py), and both were
+built for 10.x. Stochastic rounding uses the `cvt.rs` instruction, which exists on 10.0 and 10.3 only
+(`ARCH_HAS_STOCHASTIC_ROUNDING`, transformer_engine/common/util/ptx.cuh); elsewhere the kernel printed "FP4 cvt.rs
+PTX instructions are architecture-specific" and, its assert compiled out in release builds, quantized the
+gradients to zero, so training went on with zeroed gradients until Transformer Engine 2.19 rounds in software there
+(TransformerEngine#3281). The fused Hadamard kernel fails on 12.x with "CUDA Error: invalid argument"
+(TransformerEngine#2372, #2956, #3062) until 2.16 takes the unfused path there (#2968), and for grouped (MoE)
+layers until 2.19 (#3265). Transformer Engine's maintainers state the same support: the full NVFP4 recipe on 10.x,
+on 12.x the forward pass or training without RHT and stochastic rounding (TransformerEngine#3195). So a file that
+trains with `NVFP4BlockScaling` (or a Megatron-LM launch with `--fp4-format`, which builds it with its defaults)
+on a 12.x target is reported unless both `disable_rht=True` and `disable_stochastic_rounding=True` are passed, the
+environment variables `NVTE_NVFP4_DISABLE_RHT` / `NVTE_NVFP4_DISABLE_STOCHASTIC_ROUNDING` are named in it (which
+Transformer Engine reads as their defaults), or every Transformer Engine release the project declares trains what
+is left on: an error where the pins admit only releases that do not, a warning where no pin says which. A switch
+passed as a variable is chosen at run time and not judged; code that only runs the forward pass is not reported.
+
 axolotl asks more of `fp8: true` than the hardware does: since 0.13.1 its config validation refuses it below
 compute capability 9.0 ("fp8 requested, but fp8 is not supported on this GPU"; `compute_supports_fp8` in
 src/axolotl/cli/config.py returns `compute_capability >= (9, 0)`, added by axolotl#3324), so an L4, L40S or RTX
@@ -89,6 +107,9 @@ No fix: which precision replaces FP8 depends on the GPU (bf16 on Ampere, fp16 wi
 ## References
 - Transformer Engine support matrix: https://docs.nvidia.com/deeplearning/transformer-engine/user-guide/installation.html
 - Transformer Engine recipe support checks: https://github.com/NVIDIA/TransformerEngine/blob/main/transformer_engine/pytorch/quantization.py
+- NVFP4 on 12.x: https://github.com/NVIDIA/TransformerEngine/pull/3281 (stochastic rounding),
+  https://github.com/NVIDIA/TransformerEngine/pull/2968 and https://github.com/NVIDIA/TransformerEngine/pull/3265
+  (Hadamard transform), https://github.com/NVIDIA/TransformerEngine/pull/3195 (support statement)
 - PyTorch `_scaled_mm` device check: https://github.com/pytorch/pytorch/blob/main/aten/src/ATen/native/cuda/Blas.cpp
 - Lightning FP8 (Transformer Engine): https://lightning.ai/docs/pytorch/stable/common/precision_intermediate.html
 - Accelerate low-precision training: https://huggingface.co/docs/accelerate/usage_guides/low_precision_training
@@ -98,11 +119,17 @@ No fix: which precision replaces FP8 depends on the GPU (bf16 on Ampere, fp16 wi
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 from precisionlint.checks import CheckContext
 from precisionlint.checks._attribution import is_test_code
 from precisionlint.checks._fp8_recipes import WORDS as RECIPE_WORDS
-from precisionlint.core.model import Finding, Severity
+from precisionlint.core.model import Finding, Severity, Span
+
+if TYPE_CHECKING:
+    import ast
+
+    from precisionlint.hardware.gpu import Gpu
 
 CODE = "PL304"
 NAME = "fp8-unsupported-gpu"
@@ -186,6 +213,11 @@ def _megatron_launch(ctx: CheckContext) -> Iterator[Finding]:
     recipe = launched.recipe
     lacking = [g for g in targets(ctx) if not runs_on(recipe, g)]
     if not lacking:
+        if recipe.label == "NVFP4":  # Megatron-LM builds NVFP4BlockScaling with its defaults (get_fp4_recipe)
+            finding = _nvfp4_on_12x(ctx, targets(ctx), None, ctx.document.span_of(launched.start, launched.end),
+                                    f"Megatron-LM `{launched.flag}`")
+            if finding is not None:
+                yield finding if not is_test_code(ctx.document.path) else finding._replace(severity=Severity.INFO)
         return
     needs = f"compute capability {recipe.lowest[0]}.{recipe.lowest[1]}+"
     if recipe.below is not None:
@@ -225,6 +257,13 @@ def _recipes(ctx: CheckContext) -> Iterator[Finding]:
     helper = inside_functions(ctx.document.tree) if library else set()
     for call, name, recipe in constructions(ctx.document.tree, text, index.calls):
         lacking = [g for g in gpus if not runs_on(recipe, g)]
+        if name == "NVFP4BlockScaling" and not lacking and recipe.label not in seen and id(call) not in helper \
+                and file_trains(ctx.script):  # the forward pass alone runs on 12.x: only training is judged
+            finding = _nvfp4_on_12x(ctx, gpus, call, node_span(ctx.document, call), "`NVFP4BlockScaling`")
+            if finding is not None:
+                seen.add(recipe.label)
+                yield finding if not in_tests else finding._replace(severity=Severity.INFO)
+            continue
         if not lacking or recipe.label in seen or id(call) in helper:
             continue
         seen.add(recipe.label)  # the first construction: one finding per format and file
@@ -238,3 +277,50 @@ def _recipes(ctx: CheckContext) -> Iterator[Finding]:
             f"other GPUs when training starts (\"{recipe.refusal}\"); choose a recipe every target GPU runs, or bf16",
             severity=Severity.INFO if in_tests else None,
         )
+
+
+def _nvfp4_on_12x(ctx: CheckContext, gpus: tuple[Gpu, ...], call: ast.Call | None, span: Span,
+                  written: str) -> Finding | None:
+    """NVFP4 trained on compute capability 12.x with the random Hadamard transform or stochastic rounding left
+    on (precisionlint.checks._fp8_recipes.nvfp4_left_on), where the project's Transformer Engine may be a
+    release that does not train them there. None when no target is 12.x, both are off, or every declared
+    release trains them."""
+    from precisionlint.checks._fp8_recipes import nvfp4_fixed_in, nvfp4_left_on
+    from precisionlint.checks._gpu import names
+    from precisionlint.project.versions import show
+
+    twelve = [g for g in gpus if g.compute_capability is not None and (12, 0) <= g.compute_capability < (13, 0)]
+    if not twelve:
+        return None
+    text = ctx.document.text
+    declared = ctx.project.version("transformer-engine") or ctx.project.version("transformer-engine-torch")
+    grouped = "GroupedLinear" in text or (call is None and "--num-experts" in text)  # Megatron's MoE layers
+    # each feature left on, with the first release that trains it on 12.x, unless every declared release does
+    fixes = {feature: nvfp4_fixed_in([feature], grouped) for feature in nvfp4_left_on(call, text)}
+    features = [f for f, fixed_in in fixes.items() if declared is None or not declared.all_at_least(fixed_in)]
+    if not features:
+        return None
+    fixed = nvfp4_fixed_in(features, grouped)
+    release = show(fixed)
+    effects = []
+    if "stochastic rounding" in features:
+        effects.append("stochastic rounding of the gradients quantizes them to zero (its `cvt.rs` instruction "
+                       "exists on 10.0 and 10.3 only; the run goes on, printing \"FP4 cvt.rs PTX instructions are "
+                       "architecture-specific\")")
+    if "RHT" in features:
+        effects.append(("GroupedLinear's" if grouped else "the") + " random Hadamard transform launches a kernel "
+                       "built for 10.x that fails with \"CUDA Error: invalid argument\""
+                       + (f" (before {show(fixes['RHT'])})" if fixes["RHT"] != fixed else ""))
+    where = f"with {declared.declared('transformer-engine')}" if declared is not None else "before " + release
+    severity = Severity.ERROR if declared is not None and declared.all_below(fixed) else Severity.WARNING
+    remedy = ("build it with `NVFP4BlockScaling(disable_rht=True, disable_stochastic_rounding=True)`"
+              if call is not None else
+              "export NVTE_NVFP4_DISABLE_RHT=1 and NVTE_NVFP4_DISABLE_STOCHASTIC_ROUNDING=1 before the launch")
+    shown_features = " and ".join("random Hadamard transform" if f == "RHT" else f for f in features)
+    return ctx.report(
+        span,
+        f"NVFP4 ({written}, {shown_features} on) trained on {names(twelve)}: Transformer Engine runs the full "
+        f"NVFP4 recipe on compute capability 10.x; on 12.x {where}, {'; '.join(effects)}; {remedy} or use "
+        f"Transformer Engine {release}+",
+        severity=severity,
+    )
