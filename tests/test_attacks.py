@@ -568,6 +568,51 @@ def test_json_fix_locations_count_lone_cr_lines_as_the_findings_do(tmp_path: Pat
         assert [e["location"]["line"] for e in finding["fix"]["edits"]][0] == finding["line"], finding
 
 
+LONE_CR_DIRECTIVES = {  # a used directive, an unused one after a value, and an unused one on a line of its own
+    "train.py": "import torch\rx = 1  # precisionlint: ignore[PL104]\r\rwith torch.cuda.amp.autocast():  "
+                "# precisionlint: ignore[deprecated-amp-api]\r    y = 1\r# precisionlint: file-ignore[PL104]\r",
+    "cli.yaml": "a: 1  # precisionlint: ignore[PL104]\r\rtrainer:\r  precision: 16  "
+                "# precisionlint: ignore[legacy-precision-value]\r  _target_: lightning.pytorch.Trainer\r"
+                "# precisionlint: file-ignore[PL104]\r",
+}
+
+
+@pytest.mark.parametrize("name", sorted(LONE_CR_DIRECTIVES))
+def test_suppressions_count_lone_cr_lines_as_the_findings_do(tmp_path: Path, name: str) -> None:
+    """In a Python or YAML file with lone-CR line endings a directive's line is the line its findings count:
+    it suppresses them, its own findings (unused-suppression) name the line their fix edits, --fix applies
+    that fix, and --add-noqa puts its comments on the findings' lines. In Python the directives were read on
+    lines that end at a newline only: the directive suppressed nothing, a directive on a line of its own was
+    said not to be, unused-suppression named line 1 where its fix edited line 2 or 6, and --add-noqa added
+    nothing (as in YAML), reporting success."""
+    import json
+
+    original = LONE_CR_DIRECTIVES[name]
+    (tmp_path / name).write_bytes(original.encode())
+    select = ("--extend-select", "unused-suppression")
+    findings = json.loads(check(*select, "--output-format", "json", name, cwd=tmp_path).stdout)
+    first = (2, 8) if name == "train.py" else (1, 7)  # after `x = 1  ` / `a: 1  `
+    assert [(f["code"], f["line"], f["column"]) for f in findings] == [("PL007", *first), ("PL007", 6, 1)], findings
+    text = original
+    for finding in findings:
+        assert finding["fix"]["applicability"] == "safe"
+        [edit] = finding["fix"]["edits"]
+        assert edit["location"]["line"] == finding["line"], finding
+    for edit in sorted((f["fix"]["edits"][0] for f in findings), key=lambda e: e["start"], reverse=True):
+        text = text[:edit["start"]] + edit["content"] + text[edit["end"]:]
+    done = check(*select, "--fix", name, cwd=tmp_path)
+    assert "Fixed 2 findings." in done.stdout, done.stdout
+    assert (tmp_path / name).read_bytes() == text.encode()
+    assert "\n" not in text and text.count("\r") == original.count("\r") - 1  # the directive's line is gone
+
+    bare = re.sub(r"  # precisionlint: ignore\[[^]]*\]", "", text)
+    (tmp_path / name).write_bytes(bare.encode())
+    added = check("--add-noqa", name, cwd=tmp_path)
+    assert added.returncode == 0 and "Added 1 suppression comment" in added.stdout, (added.stdout, added.stderr)
+    assert (tmp_path / name).read_bytes() == text.encode()  # the directive back on the finding's line
+    assert check(*select, name, cwd=tmp_path).returncode == 0
+
+
 # --- 15: a fix that the JSON output calls safe is one that --fix applies --------------------------------------
 
 UNUSED_DIRECTIVE = {  # a whole-line directive that suppresses nothing: PL007 offers to remove the line

@@ -410,8 +410,10 @@ def assert_add_noqa_sane(fmt: str, data: bytes, folder: Path) -> None:
     broken = False
     if changed:
         new_text = decode_source(after, str(path), fmt)  # type: ignore[arg-type]
+        # Same meaning, same BOM, and the same line breaks (a comment is added to a line, never a line or a
+        # break: LF, CRLF and lone CR counted alike)
         broken = _meaning(new_text, fmt) != _meaning(text, fmt) or after.startswith(b"\xef\xbb\xbf") != data.startswith(
-            b"\xef\xbb\xbf") or "\r\n" in text and new_text.count("\r\n") != text.count("\r\n")
+            b"\xef\xbb\xbf") or any(new_text.count(end) != text.count(end) for end in ("\r\n", "\r", "\n"))
     _count("add-noqa", changed, broken)
     assert not broken, (data, after)
     assert added or not changed

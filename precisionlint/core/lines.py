@@ -39,6 +39,15 @@ def universal_line_starts(text: str) -> list[int]:
         starts.append(pos)
 
 
+def parser_line_starts(text: str, fmt: str) -> list[int]:
+    """Line starts as the file's own parser counts its lines, and so as its findings do: Python's tokenizer and
+    YAML 1.2 end a line at a lone `\\r` too; TOML and JSON end lines at `\\n` only (a lone CR is no line end
+    there). `fmt` is a source format name ("python", "yaml", "toml", "json")."""
+    if "\r" in text and fmt in ("python", "yaml"):
+        return universal_line_starts(text)
+    return line_starts(text)
+
+
 def line_index(starts: list[int], offset: int) -> int:
     """The 0-based index in `starts` of the line that holds `offset` (a bisection, linear in nothing)."""
     return bisect_right(starts, offset) - 1

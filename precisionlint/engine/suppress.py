@@ -23,6 +23,7 @@ import re
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from precisionlint.core.lines import line_starts, parser_line_starts
 from precisionlint.core.model import Document, Edit, Finding, Fix, Severity, Span
 
 _DIRECTIVE = re.compile(
@@ -55,21 +56,24 @@ def _matches(selectors: frozenset[str], finding: Finding) -> bool:
 
 
 def python_comments(text: str) -> Iterable[tuple[int, int, str]]:
-    """(line, column, comment text) of every real comment in Python source."""
+    """(line, column, comment text) of every real comment in Python source, lines counted as the interpreter
+    counts them (a lone CR ends a line: the reader translates line ends as Python's own reading of a file does,
+    which moves no column)."""
     import tokenize
 
     try:
-        for token in tokenize.generate_tokens(io.StringIO(text).readline):
+        for token in tokenize.generate_tokens(io.StringIO(text, newline=None).readline):
             if token.type == tokenize.COMMENT:
                 yield token.start[0], token.start[1] + 1, token.string
     except (tokenize.TokenError, SyntaxError, IndentationError):
         return
 
 
-def hash_comments(text: str) -> Iterable[tuple[int, int, str]]:
+def hash_comments(text: str, starts: list[int] | None = None) -> Iterable[tuple[int, int, str]]:
     """Comments of TOML and YAML: a `#` outside quotes. Multi-line strings are rare in configs and a
-    directive inside one would only widen a suppression on that line, never report anything."""
-    for number, line in enumerate(text.splitlines(), start=1):
+    directive inside one would only widen a suppression on that line, never report anything. `starts`: the
+    lines as the document counts them (core/lines.parser_line_starts; `\\n` only when not given)."""
+    for number, line in enumerate(_lines(text, line_starts(text) if starts is None else starts), start=1):
         if "#" not in line:
             continue
         quote: str | None = None
@@ -90,6 +94,31 @@ def hash_comments(text: str) -> Iterable[tuple[int, int, str]]:
                 if index == 0 or line[index - 1] in " \t" or line[:index].strip() == "":
                     yield number, index + 1, line[index:]
                 break
+
+
+def _lines(text: str, starts: list[int]) -> Iterable[str]:
+    """Each line of `text` by `starts`, without its line break (`\\n`, `\\r\\n` or a lone `\\r`)."""
+    if "\r" not in text:  # lines end at a newline only, whichever starts were given: one split
+        yield from text.split("\n")
+        return
+    for line in range(1, len(starts) + 1):
+        start, end, _ = _line_bounds(text, starts, line)
+        yield text[start:end]
+
+
+def _line_bounds(text: str, starts: list[int], line: int) -> tuple[int, int, int]:
+    """(start, end of its text, start of the next line) of 1-based `line`, the break between the last two.
+    Raises ValueError for a line the text does not have."""
+    if not 1 <= line <= len(starts):
+        raise ValueError(f"no line {line}")
+    start = starts[line - 1]
+    following = starts[line] if line < len(starts) else len(text)
+    end = following
+    if end > start and text[end - 1] == "\n":
+        end -= 1
+    if end > start and text[end - 1] == "\r":
+        end -= 1
+    return start, end, following
 
 
 def may_hold_directives(text: str, python: bool) -> bool:
@@ -164,8 +193,11 @@ class Suppressions:
         # `noqa` say it to another linter: look for a directive's full shape in the raw text first.
         if not may_hold_directives(text, document.format == "python"):
             return cls()
-        comments = python_comments(text) if document.format == "python" else hash_comments(text)
-        lines = text.splitlines()
+        # Lines as the document's findings count them (a lone CR ends a line of Python and YAML): a directive
+        # covers the findings of its own line, and its own findings' positions agree with their fixes'.
+        starts = document.line_starts
+        comments = python_comments(text) if document.format == "python" else hash_comments(text, starts)
+        lines = list(_lines(text, starts))
         result = cls()
         file_wide: set[str] = set()
         open_ranges: list[Directive] = []
@@ -298,19 +330,12 @@ def _finding(code: str, name: str, severity: Severity, document: Document, direc
                    message, fix)
 
 
-def _line_start(text: str, line: int) -> int:
-    offset = 0
-    for _ in range(line - 1):
-        offset = text.index("\n", offset) + 1
-    return offset
-
-
 def _removal(document: Document, directive: Directive, unused: list[str]) -> Fix | None:
     """A safe fix: remove the whole comment when it is nothing but this directive, or the unused names from
     its list. Comments that hold more (another tool's noqa codes, prose) keep their text: no fix."""
     text = document.text
     try:
-        start_of_line = _line_start(text, directive.line)
+        start_of_line, _, next_line = _line_bounds(text, document.line_starts, directive.line)
     except ValueError:
         return None
     comment_start = start_of_line + directive.column - 1
@@ -325,10 +350,8 @@ def _removal(document: Document, directive: Directive, unused: list[str]) -> Fix
             and all(_OUR_CODE.match(c.lower()) for c in re.split(r"[\s,]+", body.split(":", 1)[1]) if c))
     ):
         end = comment_start + len(comment)
-        if directive.own_line:
-            line_end = text.find("\n", end)
-            return Fix("Remove the unused suppression", "safe",
-                       (Edit(start_of_line, len(text) if line_end == -1 else line_end + 1, ""),))
+        if directive.own_line:  # the whole line, with its line break
+            return Fix("Remove the unused suppression", "safe", (Edit(start_of_line, next_line, ""),))
         begin = comment_start
         while begin > start_of_line and text[begin - 1] in " \t":
             begin -= 1
@@ -424,16 +447,13 @@ def _with_directives(text: str, fmt: str, lines: dict[int, list[str]]) -> tuple[
 
 
 def _add_to_line(text: str, fmt: str, line: int, names: list[str]) -> str | None:
+    starts = parser_line_starts(text, fmt)  # the findings' lines: a lone CR ends a line of Python and YAML
     try:
-        start = _line_start(text, line)
+        start, end, _ = _line_bounds(text, starts, line)
     except ValueError:
         return None
-    end = text.find("\n", start)
-    end = len(text) if end == -1 else end
-    content = text[start:end]
-    newline_cr = content.endswith("\r")
-    body = content[:-1] if newline_cr else content
-    comments = python_comments(text) if fmt == "python" else hash_comments(text)
+    body = text[start:end]
+    comments = python_comments(text) if fmt == "python" else hash_comments(text, starts)
     existing = next(((col, c) for number, col, c in comments if number == line), None)
     if existing is not None:
         column, comment = existing
@@ -451,7 +471,7 @@ def _add_to_line(text: str, fmt: str, line: int, names: list[str]) -> str | None
         if not body.strip():
             return None
         new_body = body.rstrip() + f"  # precisionlint: ignore[{', '.join(names)}]"
-    return text[:start] + new_body + ("\r" if newline_cr else "") + text[end:]
+    return text[:start] + new_body + text[end:]
 
 
 def _meaning(text: str, fmt: str) -> Any:

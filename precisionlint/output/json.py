@@ -35,18 +35,10 @@ SCHEMA_VERSION = 1
 def _starts_as_findings_count(path: str, text: str | None) -> list[int] | None:
     """Line starts counted as the file's findings count them: Python's tokenizer and YAML 1.2 end a line at a
     lone CR too, so an edit's location names the same line as its finding in a file with old Mac line endings."""
-    from precisionlint.core.lines import line_starts
+    from precisionlint.core.lines import parser_line_starts
+    from precisionlint.sources import format_of
 
-    if text is None:
-        return None
-    if "\r" in text:
-        from precisionlint.sources import format_of
-
-        if format_of(path) in ("python", "yaml"):
-            from precisionlint.core.lines import universal_line_starts
-
-            return universal_line_starts(text)
-    return line_starts(text)
+    return None if text is None else parser_line_starts(text, format_of(path) or "")
 
 
 def finding_objects(findings: list[Finding], options: RenderOptions) -> list[dict[str, Any]]:

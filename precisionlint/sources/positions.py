@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import ast
 
-from precisionlint.core.lines import byte_offset, universal_line_starts
+from precisionlint.core.lines import byte_offset, parser_line_starts
 from precisionlint.core.model import Document, Span
 
 
@@ -17,7 +17,7 @@ def use_universal_newlines(document: Document) -> None:
     """Make the document's lines those its parser counted, for files with old-Mac or mixed line endings, so
     that parser line numbers index `line_starts` and spans land where the parser saw the node."""
     if "\r" in document.text:
-        document.line_starts = universal_line_starts(document.text)
+        document.line_starts = parser_line_starts(document.text, "python")
 
 
 def node_offsets(document: Document, node: ast.AST) -> tuple[int, int]:

@@ -12,7 +12,7 @@ import re
 from bisect import bisect_left
 from typing import Any
 
-from precisionlint.core.lines import line_starts, universal_line_starts
+from precisionlint.core.lines import parser_line_starts
 from precisionlint.core.model import Document
 from precisionlint.sources import LimitError, Limits, NotCheckable, SourceError, template_action
 from precisionlint.sources.tree import Entry, Node, NodeBudget, whole_line_range
@@ -168,7 +168,7 @@ def load(path: str, text: str, limits: Limits) -> Document:
 
     # ruamel (YAML 1.2) counts a lone \r as a line end, as Python does; the walker's offsets and the
     # document's spans must count lines the same way.
-    starts = universal_line_starts(text) if "\r" in text else line_starts(text)
+    starts = parser_line_starts(text, "yaml")
     budget = NodeBudget(limits.max_nodes, limits.max_depth)
     walker = _Walker(text, starts, budget)
     roots = [walker.convert(doc, 0, (0, 0)) for doc in documents]
