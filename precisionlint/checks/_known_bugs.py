@@ -33,6 +33,26 @@ KNOWN_BUGS: tuple[dict[str, Any], ...] = (
         "source": "https://github.com/huggingface/accelerate/issues/3979",
     },
     {
+        "id": "accelerate-fp8-deepspeed-noop",
+        "package": "accelerate",
+        # Under DeepSpeed, AcceleratorState.mixed_precision is read off the DeepSpeed config (state.py, v1.3.0
+        # lines 969-976), where `fp8` has become `bf16.enabled` (utils/dataclasses.py line 1258), so the
+        # Accelerator's fp8_backend (accelerator.py line 3603 at v1.3.0, 3605 at v1.0.0) is None and the model is
+        # never converted to Transformer Engine layers (line 1330). 1.4.0 reads the argument instead (#3361).
+        # 0.34.x did the same unless the script passed an FP8RecipeKwargs handler: a config cannot tell, so only
+        # 1.0.0 to 1.3.0, where the handler makes no difference, is listed.
+        "affected": ((1, 0, 0), (1, 4, 0)),
+        "last_affected": "1.3.0",
+        "framework": "accelerate",
+        "when": {"mixed_precision": ("fp8",), "distributed_type": ("DEEPSPEED",)},
+        "unless": {},
+        "what": "with DeepSpeed, Accelerate 1.0.0 to 1.3.0 takes its mixed precision from the DeepSpeed config, where "
+                "`fp8` has become bf16, so the model is never converted to Transformer Engine's FP8 layers: the run "
+                "trains in bf16 with no warning",
+        "instead": "require accelerate>=1.4.0",
+        "source": "https://github.com/huggingface/accelerate/issues/3360",
+    },
+    {
         "id": "deepspeed-bf16-zero2-overflow",
         "package": "deepspeed",
         # 0.11.2 made ZeRO-1/2's overflow check fp16-only (stage_1_and_2.py `if self.dtype == torch.float16:`,

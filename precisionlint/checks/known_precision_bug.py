@@ -7,6 +7,7 @@ range of affected releases, read in the library's source at those tags, and the 
 | Package | Affected | Triggered by | Report |
 |---|---|---|---|
 | accelerate | 1.13.0 | `fsdp_version: 2` and `mixed_precision: bf16`/`fp16` | accelerate#3979 |
+| accelerate | 1.0.0 to 1.3.0 | `mixed_precision: fp8` with `distributed_type: DEEPSPEED` | accelerate#3360 |
 | deepspeed | 0.11.2 to 0.19.2 | bf16, ZeRO-2 without offload or `check_grad_overflow` | DeepSpeed#8035 |
 | transformers | 4.13.0 to 4.57.6, torch 2.9+ | `tf32=` in a script writing `fp32_precision` | transformers#42371 |
 
@@ -23,6 +24,14 @@ These bugs fail silently: the run starts and trains, worse than it should.
   parameter (`src/accelerate/utils/fsdp_utils.py`); 1.12.0 upcast the whole model with `model.to(torch.float32)`
   and 1.14.0 assigns `param.data = param.data.to(torch.float32)`. A model loaded in bf16 then trains with
   bf16 weights and optimizer states.
+- Accelerate's FP8 with DeepSpeed: under DeepSpeed, `AcceleratorState.mixed_precision` is read off the DeepSpeed
+  config (`src/accelerate/state.py`), where `DeepSpeedPlugin.set_mixed_precision` has turned `fp8` into
+  `bf16.enabled` (`src/accelerate/utils/dataclasses.py`: "When training in fp8, we still rely on bf16 autocast").
+  From 1.0.0 to 1.3.0 the Accelerator's `fp8_backend` asks `self.mixed_precision == "fp8"`, which is then never
+  true, so `prepare` never converts the model to Transformer Engine layers and no FP8 autocast is entered: the run
+  trains in bf16 and says nothing (accelerate#3360). 1.4.0 keeps the `mixed_precision` it was given
+  (accelerate#3361). 0.34.x behaved the same unless the script passed an `FP8RecipeKwargs` handler, which a config
+  cannot show, so those releases are not reported.
 - DeepSpeed's bf16 mode does no loss scaling, and from 0.11.2 to 0.19.2 ZeRO-1/2 did not check bf16 gradients
   for overflow by default: 0.11.2 made the check fp16-only (`if self.dtype == torch.float16: self.check_overflow()`
   in `deepspeed/runtime/zero/stage_1_and_2.py`, DeepSpeed#4512), 0.17.1 added the option
@@ -65,6 +74,14 @@ No fix: the pin or the config is the user's to change.
   1.14.0 line 714 (`param.data = param.data.to(torch.float32)`):
   https://github.com/huggingface/accelerate/blob/v1.14.0/src/accelerate/utils/fsdp_utils.py#L714;
   the report: https://github.com/huggingface/accelerate/issues/3979
+- Accelerate, FP8 under DeepSpeed: `fp8_backend` at 1.3.0, `accelerator.py` line 3603
+  (https://github.com/huggingface/accelerate/blob/v1.3.0/src/accelerate/accelerator.py#L3600-L3604), the
+  mixed precision read off the DeepSpeed config, `state.py` lines 969-976
+  (https://github.com/huggingface/accelerate/blob/v1.3.0/src/accelerate/state.py#L969-L976) and `fp8` made
+  `bf16.enabled`, `utils/dataclasses.py` line 1258
+  (https://github.com/huggingface/accelerate/blob/v1.3.0/src/accelerate/utils/dataclasses.py#L1258); the report
+  https://github.com/huggingface/accelerate/issues/3360 and the fix in 1.4.0,
+  https://github.com/huggingface/accelerate/pull/3361
 - DeepSpeed, the fp16-only overflow check, `stage_1_and_2.py` lines 1844-1845 at v0.16.8 (first in 0.11.2):
   https://github.com/deepspeedai/DeepSpeed/blob/v0.16.8/deepspeed/runtime/zero/stage_1_and_2.py#L1844-L1845,
   https://github.com/deepspeedai/DeepSpeed/pull/4512; the option's default, `precision_config.py` line 54 at
