@@ -3,8 +3,10 @@ Finds the device-specific AMP entry points that PyTorch deprecated in favour of 
 `torch.cuda.amp.autocast`, `torch.cuda.amp.GradScaler`, `torch.cuda.amp.custom_fwd`,
 `torch.cuda.amp.custom_bwd`, `torch.cpu.amp.autocast` and `torch.cpu.amp.GradScaler`, whether written as an
 attribute chain (through any alias of torch, or `from torch.cuda import amp`) or imported with
-`from torch.cuda.amp import ...`. Imports inside `except ImportError:` or a version test are compatibility
-fallbacks and are not reported. An imported name the file uses only in type annotations
+`from torch.cuda.amp import ...`. Imports inside `except ImportError:`, a feature test or a version test are
+compatibility fallbacks and are not reported, except the branch of a torch version test
+(`version.parse(torch.__version__) >= version.parse("1.6")`) that every torch that warns, among those the
+project declares, takes. An imported name the file uses only in type annotations
 (`scaler: Optional[GradScaler]`) is never called there, so nothing warns: that finding is information.
 
 ## Why is this bad?
@@ -60,7 +62,7 @@ bound to torch for the dtype), no fix is offered for that import or use.
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING
 
 from precisionlint.checks import CheckContext
@@ -68,7 +70,9 @@ from precisionlint.core.model import Finding, Fix, Severity, Span
 from precisionlint.sources.python_index import all_statements, walk
 
 if TYPE_CHECKING:
+    from precisionlint.project.versions import Version, VersionRange
     from precisionlint.script.fixes import AmpEdits
+    from precisionlint.script.version_tests import Gate
 
 CODE = "PL207"
 NAME = "deprecated-amp-api"
@@ -117,7 +121,13 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
     when = f"; the declared torch{torch.describe()} does not warn yet" if quiet and torch is not None else ""
     found: list[tuple[Span, str, str, tuple[int, int], AmpEdits | None, bool]] = []
     annotations = _Annotations(model.document.tree)
+    runs = _switch_reader(torch)
     for record in model.deprecated_imports:
+        # the branch's import is reported only where the file calls what it imports: an import alone never warns,
+        # and a switch copied into every module of a package is often left unused
+        if record.gates and (not runs(record.gates) or not annotations.read_outside_annotations(
+                [alias.asname or alias.name for alias, d in record.names if d is not None])):
+            continue
         old = [(alias.name, d) for alias, d in record.names if d is not None]
         listed = ", ".join(f"`{record.module}.{name}`" for name, _ in old)
         advice = ", ".join(dict.fromkeys(d.advice for _, d in old))
@@ -128,21 +138,24 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
             (
                 record.span,
                 f"{listed} {verb} deprecated; use {advice}"
-                f"\n{warns} on every call since PyTorch 2.4 (FutureWarning){when}"
+                f"\n{warns} on every call since PyTorch 2.4 (FutureWarning){when}{_branch(record.gates)}"
                 f"{_typing_only('it' if len(old) == 1 else 'them') if typing_only else ''}",
                 "Import from `torch.amp` and pass the device",
                 max(_NEEDS[d.kind] for _, d in old),
-                deprecated_import_fix(model, record),
+                # a fallback binding's uses are not followed: rewriting the import alone would break them
+                None if record.gates else deprecated_import_fix(model, record),
                 typing_only,
             )
         )
     for use in model.deprecated_uses:
+        if use.gates and not runs(use.gates):
+            continue
         advice = use.deprecated.advice
         found.append(
             (
                 use.span,
                 f"`{use.qualname}` is deprecated; use {advice}"
-                f"\nit warns on every call since PyTorch 2.4 (FutureWarning){when}",
+                f"\nit warns on every call since PyTorch 2.4 (FutureWarning){when}{_branch(use.gates)}",
                 f"Use `{advice}`",
                 _NEEDS[use.deprecated.kind],
                 deprecated_use_fix(model, use),
@@ -158,6 +171,33 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
         if amp and amp.edits and (together or parses_after(model, amp.edits)):
             fix = _fix(ctx, description, needed, amp)
         yield ctx.report(span, message, fix=fix, severity=Severity.INFO if quiet or typing_only else None)
+
+
+def _branch(gates: tuple[Gate, ...]) -> str:
+    """Names the version test whose branch runs (the innermost), for a finding under one."""
+    if not gates:
+        return ""
+    test = ast.unparse(gates[-1].test)
+    test = test if len(test) <= 80 else test[:77] + "..."
+    return f", and every such torch this project allows takes this branch of `{test}`"
+
+
+def _switch_reader(torch: VersionRange | None) -> Callable[[tuple[Gate, ...]], bool]:
+    """Whether a branch of torch version tests runs on every torch that warns (2.4 or newer) and that the
+    project allows: `if version.parse(torch.__version__) >= version.parse("1.6"):` around the deprecated
+    spelling is taken on all of them, so it is no compatibility fallback. Where the project allows no torch
+    that warns, or a test depends on which of them runs, the branch is a fallback, as before."""
+    from precisionlint.script.version_tests import taken
+
+    floor: Version = _WARNS_FROM
+    ceiling = None
+    if torch is not None:
+        if torch.all_below(_WARNS_FROM):
+            return lambda gates: False
+        if torch.floor is not None and torch.floor.version > floor:
+            floor = torch.floor.version
+        ceiling = torch.ceiling
+    return lambda gates: taken(gates, floor, ceiling)
 
 
 # Named only in annotations (mmagic: `loss_scaler: Optional[GradScaler] = None` after
@@ -188,17 +228,28 @@ class _Annotations:
                             self.read.add(inner.id)
         return self.nodes
 
+    def read_outside_annotations(self, names: list[str]) -> bool:
+        """Whether the file reads one of these names outside annotations (any scope)."""
+        nodes = self._index()
+        self._loads()
+        assert self.loads is not None
+        return any(id(node) not in nodes for name in names for node in self.loads.get(name, []))
+
+    def _loads(self) -> None:
+        if self.loads is None:
+            self.loads = {}
+            for node in walk(self.tree):  # type: ignore[arg-type]
+                if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
+                    self.loads.setdefault(node.id, []).append(node)
+
     def only_in_annotations(self, names: list[str]) -> bool:
         """Whether the file reads these names, and only inside annotations (any scope: a shadowing local is
         counted too, which can only keep the finding a warning)."""
         nodes = self._index()
         if not any(name in self.read for name in names):
             return False  # read nowhere, or only outside annotations: most files, without the whole walk
-        if self.loads is None:
-            self.loads = {}
-            for node in walk(self.tree):  # type: ignore[arg-type]
-                if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
-                    self.loads.setdefault(node.id, []).append(node)
+        self._loads()
+        assert self.loads is not None
         uses = [node for name in names for node in self.loads.get(name, [])]
         return bool(uses) and all(id(node) in nodes for node in uses)
 

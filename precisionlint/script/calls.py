@@ -102,7 +102,7 @@ class CallRecorder(ConstructionRecorder):
         name = self.q(node) if node.attr in _ATTRIBUTE_ENDS else None
         if name is not None:
             deprecated = DEPRECATED.get(name)
-            if deprecated is not None and not self.compat and isinstance(node.ctx, ast.Load):
+            if deprecated is not None and not self.opaque and isinstance(node.ctx, ast.Load):
                 self.model.deprecated_uses.append(
                     DeprecatedUse(
                         qualname=name,
@@ -112,6 +112,7 @@ class CallRecorder(ConstructionRecorder):
                         call=self.func_calls.get(id(node)),
                         bare_decorator=id(node) in self.bare_decorators,
                         scope=self.scope,
+                        gates=tuple(self.gates),
                     )
                 )
             self._tf32(node, name)

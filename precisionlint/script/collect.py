@@ -22,6 +22,7 @@ from precisionlint.script.names import DEPRECATED, canonical
 from precisionlint.script.positions import Positions
 from precisionlint.script.receivers import frameworks, is_model, is_optimizer
 from precisionlint.script.scopes import Scope, is_compat_handler, is_compat_test
+from precisionlint.script.version_tests import Gate, is_version_test
 from precisionlint.script.walk_state import Frame, PendingCall
 from precisionlint.sources.python_index import subclasses_of
 
@@ -159,6 +160,9 @@ class _Collector(CallRecorder):
         # rather than one nested call per branch, so 3,000 branches do not recurse 3,000 deep.
         saved_stmt = self.stmt
         undo: list[bool] = []
+        gates = self.gates
+        gated = len(gates)
+        opaque = 0
         while True:
             self.visit(node.test)
             if is_main_guard(node.test) and not node.orelse:
@@ -170,10 +174,18 @@ class _Collector(CallRecorder):
             self.compat += compat
             self.switched += compat
             undo.append(compat)
+            versioned = compat and is_version_test(node.test)
+            if versioned:
+                gates.append(Gate(node.test, True))
+            elif compat:
+                self.opaque += 1
+                opaque += 1
             self.branches.append((id(node), "body", self.scope))
             for stmt in node.body:
                 self.visit(stmt)
             self.branches.pop()
+            if versioned:
+                gates[-1] = Gate(node.test, False)
             self.branches.append((id(node), "orelse", self.scope))
             orelse = node.orelse
             if len(orelse) == 1 and isinstance(orelse[0], ast.If):
@@ -188,6 +200,8 @@ class _Collector(CallRecorder):
             self.branches.pop()
             self.compat -= compat
             self.switched -= compat
+        del gates[gated:]
+        self.opaque -= opaque
         self.stmt = saved_stmt
 
     def visit_Try(self, node: ast.Try) -> None:
@@ -200,11 +214,13 @@ class _Collector(CallRecorder):
         for handler in node.handlers:
             compat = is_compat_handler(handler)
             self.compat += compat
+            self.opaque += compat
             self.branches.append((id(node), "handler", self.scope))
             for stmt in handler.body:
                 self.visit(stmt)
             self.branches.pop()
             self.compat -= compat
+            self.opaque -= compat
         self.switched -= switched
         for stmt in [*node.orelse, *node.finalbody]:
             self.visit(stmt)
@@ -215,12 +231,20 @@ class _Collector(CallRecorder):
         self.visit(node.test)
         # `torch.amp.GradScaler(...) if _TORCH_GREATER_EQUAL_2_4 else torch.cuda.amp.GradScaler()`
         compat = is_compat_test(node.test)
+        versioned = compat and is_version_test(node.test)
+        opaque = compat and not versioned
         self.compat += compat
+        self.opaque += opaque
         self.in_conditional += 1
-        self.visit(node.body)
-        self.visit(node.orelse)
+        for value, branch in ((node.body, True), (node.orelse, False)):
+            if versioned:
+                self.gates.append(Gate(node.test, branch))
+            self.visit(value)
+            if versioned:
+                self.gates.pop()
         self.in_conditional -= 1
         self.compat -= compat
+        self.opaque -= opaque
 
     def visit_BoolOp(self, node: ast.BoolOp) -> None:
         self.visit(node.values[0])
@@ -246,14 +270,18 @@ class _Collector(CallRecorder):
     # -- after the walk -------------------------------------------------------------------------------------
     def prepare_imports(self) -> None:
         """Deprecated `from torch.cuda.amp import ...` statements, known before the walk records their uses."""
+        gated = self.table.imports.gates
         for node, fallback in self.table.imports.from_imports:
-            if fallback or not node.module:
+            gates = gated.get(id(node), ()) if fallback else ()
+            if fallback and not gates or not node.module:
                 continue
             names = [(alias, DEPRECATED.get(canonical(f"{node.module}.{alias.name}"))) for alias in node.names]
             if not any(d is not None for _, d in names):
                 continue
-            record = DeprecatedImport(node, node.module, names, self.positions.span(node))
+            record = DeprecatedImport(node, node.module, names, self.positions.span(node), gates=gates)  # type: ignore[arg-type]
             self.model.deprecated_imports.append(record)
+            if gates:
+                continue  # a fallback binding: its uses are not followed (the primary spelling is what they name)
             scope_id = self.table.imports.scope_ids.get(id(node), id(self.table.module))
             for alias, deprecated in names:
                 if deprecated is not None:

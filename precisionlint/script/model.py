@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from precisionlint.script.scopes import ScopeTable
     from precisionlint.script.tf32 import Tf32Write
     from precisionlint.script.values import Resolver
+    from precisionlint.script.version_tests import Gate
 
 EventKind = Literal[
     "backward",  # tensor.backward() / torch.autograd.backward(...)
@@ -322,7 +323,7 @@ class Tf32Use(Record):
 class DeprecatedUse(Record):
     """`torch.cuda.amp.autocast(...)` and friends spelled as an attribute chain (any alias of torch)."""
 
-    __slots__ = ("qualname", "deprecated", "node", "span", "call", "bare_decorator", "scope")
+    __slots__ = ("qualname", "deprecated", "node", "span", "call", "bare_decorator", "scope", "gates")
     _fields = __slots__
     _repr_fields = ("qualname", "deprecated", "span", "bare_decorator")
 
@@ -335,6 +336,7 @@ class DeprecatedUse(Record):
         call: ast.Call | None = None,
         bare_decorator: bool = False,
         scope: Scope | None = None,
+        gates: tuple[Gate, ...] = (),
     ) -> None:
         self.qualname = qualname
         self.deprecated = deprecated
@@ -343,6 +345,8 @@ class DeprecatedUse(Record):
         self.call = call  # when the chain is called
         self.bare_decorator = bare_decorator  # `@torch.cuda.amp.custom_fwd` without parentheses
         self.scope = scope
+        # the torch version tests it stands under (a compatibility switch: script.version_tests), () for none
+        self.gates = gates
 
 
 class NameUse(Record):
@@ -361,7 +365,7 @@ class NameUse(Record):
 class DeprecatedImport(Record):
     """`from torch.cuda.amp import autocast as ac, GradScaler` (one per statement)."""
 
-    __slots__ = ("node", "module", "names", "span", "uses")
+    __slots__ = ("node", "module", "names", "span", "uses", "gates")
     _fields = __slots__
     _repr_fields = ("module", "span")
 
@@ -372,12 +376,15 @@ class DeprecatedImport(Record):
         names: list[tuple[ast.alias, Deprecated | None]],
         span: Span,
         uses: dict[str, list[NameUse]] | None = None,
+        gates: tuple[Gate, ...] = (),
     ) -> None:
         self.node = node
         self.module = module  # "torch.cuda.amp"
         self.names = names  # None: a name without a torch.amp twin
         self.span = span
         self.uses: dict[str, list[NameUse]] = {} if uses is None else uses  # local name -> uses
+        # the torch version tests it stands under (its uses are then not followed), () for none
+        self.gates = gates
 
 
 class ScriptModel(Record):

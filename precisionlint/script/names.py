@@ -263,7 +263,7 @@ class ImportTable(ValueRecord):
     name is almost never imported as two different torch objects.
     """
 
-    __slots__ = ("bindings", "from_imports", "scope_ids", "modules", "star_modules")
+    __slots__ = ("bindings", "from_imports", "scope_ids", "modules", "star_modules", "gates")
     _fields = __slots__
 
     def __init__(
@@ -273,6 +273,7 @@ class ImportTable(ValueRecord):
         scope_ids: dict[int, int] | None = None,
         modules: set[str] | None = None,
         star_modules: list[str] | None = None,
+        gates: dict[int, tuple[object, ...]] | None = None,
     ) -> None:
         self.bindings: dict[str, list[ImportBinding]] = {} if bindings is None else bindings
         self.from_imports: list[tuple[ast.ImportFrom, bool]] = [] if from_imports is None else from_imports
@@ -281,6 +282,9 @@ class ImportTable(ValueRecord):
         # every module path imported, for framework detection
         self.modules: set[str] = set() if modules is None else modules
         self.star_modules: list[str] = [] if star_modules is None else star_modules  # `from X import *`
+        # id(fallback import node) -> the torch version tests (script.version_tests.Gate) it stands under, where
+        # nothing but such tests makes it a fallback: a rule may know which branch the torch it cares about takes
+        self.gates: dict[int, tuple[object, ...]] = {} if gates is None else gates
 
     def add(self, node: ast.Import | ast.ImportFrom, fallback: bool) -> None:
         if isinstance(node, ast.Import):

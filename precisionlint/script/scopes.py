@@ -16,6 +16,7 @@ from typing import Literal
 
 from precisionlint.core.records import Record, ValueRecord
 from precisionlint.script.names import ImportTable
+from precisionlint.script.version_tests import Gate, is_version_test
 from precisionlint.sources.python_index import FastNodeVisitor
 
 ScopeKind = Literal["module", "class", "function"]
@@ -193,6 +194,10 @@ class _Builder(FastNodeVisitor):
         self.by_node: dict[int, Scope] = {}
         self.scope = self.module
         self.fallback = 0  # depth of compat branches (except ImportError / version tests)
+        # of those, the torch version tests that a rule may decide (script.version_tests), with the branch taken,
+        # and how many are anything else (a handler, `hasattr`): an import under one of these is undecidable
+        self.gates: list[Gate] = []
+        self.opaque = 0
         self.compat_ifs: dict[int, bool] = {}
         # the `if` tests around the statement being visited, and the loops, in the current function
         self.conditions: list[tuple[ast.expr, bool]] = []
@@ -356,6 +361,8 @@ class _Builder(FastNodeVisitor):
 
     def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
         self.imports.add(node, self.fallback > 0)
+        if self.fallback and not self.opaque:
+            self.imports.gates[id(node)] = tuple(self.gates)
         self.imports.scope_ids[id(node)] = id(self.scope)
         for alias in node.names:
             if alias.name == "*":
@@ -379,27 +386,39 @@ class _Builder(FastNodeVisitor):
                 self.scope.bind(handler.name, None)
             compat = is_compat_handler(handler)
             self.fallback += compat
+            self.opaque += compat
             for stmt in handler.body:
                 self.visit(stmt)
             self.fallback -= compat
+            self.opaque -= compat
         for stmt in [*node.orelse, *node.finalbody]:
             self.visit(stmt)
 
     visit_TryStar = visit_Try  # type: ignore[assignment]
 
     def visit_If(self, node: ast.If) -> None:
-        undo = 0
+        undo = opaque = 0
         conditions = self.conditions
         depth = len(conditions)
+        gates = self.gates
+        gated = len(gates)
         while True:  # an elif chain in a loop, not one nested call per branch
             self.visit(node.test)
             compat = self.compat_ifs[id(node)] = is_compat_test(node.test)
             self.fallback += compat
             undo += compat
+            versioned = compat and is_version_test(node.test)
+            if versioned:
+                gates.append(Gate(node.test, True))
+            elif compat:
+                self.opaque += 1
+                opaque += 1
             conditions.append((node.test, True))
             for stmt in node.body:
                 self.visit(stmt)
             conditions[-1] = (node.test, False)
+            if versioned:
+                gates[-1] = Gate(node.test, False)
             if len(node.orelse) == 1 and isinstance(node.orelse[0], ast.If):
                 node = node.orelse[0]
                 continue
@@ -407,7 +426,9 @@ class _Builder(FastNodeVisitor):
                 self.visit(stmt)
             break
         del conditions[depth:]
+        del gates[gated:]
         self.fallback -= undo
+        self.opaque -= opaque
 
 
 def build_scopes(tree: ast.Module) -> ScopeTable:

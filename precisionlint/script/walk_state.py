@@ -15,6 +15,7 @@ from precisionlint.script.model import DeprecatedImport, Event, EventKind, Optim
 from precisionlint.script.names import BCE_MODULES
 from precisionlint.script.regions import RegionFinder
 from precisionlint.script.scopes import Scope
+from precisionlint.script.version_tests import Gate
 from precisionlint.sources.python_index import FastNodeVisitor
 
 # Plain classes rather than dataclasses: importing dataclasses costs every check run's workers several milliseconds
@@ -90,6 +91,10 @@ class WalkState(FastNodeVisitor):
         self.stmt: ast.stmt = ast.Pass()
         self.order = 0
         self.compat = 0  # inside a version test or an `except ImportError:` handler
+        # of those, the torch version tests a rule may decide (script.version_tests), with the branch, and how
+        # many are anything else (a handler, `hasattr`, a flag): under one of these, a use is not recorded
+        self.gates: list[Gate] = []
+        self.opaque = 0
         self.in_conditional = 0  # inside an arm of `x if c else y` / `a and b`
         self.switched = 0  # inside any part of a version switch: a version-test `if` or a try with a compat handler
         self.branches: list[tuple[int, str, Scope]] = []
