@@ -496,3 +496,35 @@ def test_a_changed_environment_file_under_docker_is_never_answered_from_the_cach
 def _said(finding: dict) -> str:
     """A JSON finding's message and its notes (the explanation of a message is a note)."""
     return " ".join([finding["message"], *finding.get("notes", [])])
+
+
+VENDORED_PART = {
+    "pyproject.toml": '[project]\nname = "adapters"\n',
+    "requirements.txt": "torch\nfire\n",
+    "imagebind_part/requirements.txt": "gradio\ntransformers\n",
+    "imagebind_part/ImageBind/requirements.txt": "torch==1.13.0\ntorchvision==0.14.0\n",
+    "imagebind_part/ImageBind/models/encoder.py": "import torch\n",
+    "imagebind_part/llama/adapter.py": "from ImageBind.models import encoder\n",
+    "imagebind_part/engine.py": DEPRECATED,
+}
+
+
+def test_a_part_s_vendored_package_pins_count_for_the_part(tmp_path: Path) -> None:
+    """LLaMA-Adapter's imagebind_LLM: the part imports its vendored ImageBind package, whose own requirements.txt
+    pins torch==1.13.0 (the part's setup installs it first), and declares no torch itself. Its files run under
+    that torch, not the root's unpinned one; a part beside it that imports nothing of the kind keeps the root's."""
+    _write(tmp_path, {**VENDORED_PART, "other_part/requirements.txt": "gradio\n", "other_part/engine.py": DEPRECATED})
+    found = json.loads(_check(tmp_path, "--select", "deprecated-amp-api", "--output-format", "json", ".").stdout)
+    by_path = {f["path"]: f for f in found}
+    part = by_path["imagebind_part/engine.py"]
+    assert part["severity"] == "info" and "torch==1.13 does not warn yet" in _said(part)
+    assert by_path["other_part/engine.py"]["severity"] == "warning"
+
+
+def test_a_changed_vendored_package_pin_is_never_answered_from_the_cache(tmp_path: Path) -> None:
+    _write(tmp_path, VENDORED_PART)
+    first = json.loads(_check(tmp_path, "--select", "deprecated-amp-api", "--output-format", "json", ".").stdout)
+    assert [f["severity"] for f in first] == ["info"]
+    (tmp_path / "imagebind_part/ImageBind/requirements.txt").write_text("torch>=2.4\n")
+    second = json.loads(_check(tmp_path, "--select", "deprecated-amp-api", "--output-format", "json", ".").stdout)
+    assert [f["severity"] for f in second] == ["warning"]

@@ -7,9 +7,11 @@ file read once) and shared by every file under it; a linked file is loaded once.
 Versions come from the pin files of the file's directory and its parents, nearest first, up to the project
 boundary: a directory with pyproject.toml, setup.py or setup.cfg, or the top of the git work tree. A package
 declared nearer wins (an example folder's requirements.txt over the repository's pyproject.toml), and several
-files of one directory are read together as the loosest reading of all of them. `[tool.precisionlint]
-target-versions` (in pyproject.toml, or `target-versions` in .precisionlint.toml / precisionlint.toml) replaces
-them. Unknown stays unknown: `version()` is None.
+files of one directory are read together as the loosest reading of all of them. A folder's code that imports an
+in-project package keeping pins of its own (a part's vendored package: project.vendored) runs with those pins
+too, after the folder's own and before its parent's; no other pin off the file's folder chain counts for it.
+`[tool.precisionlint] target-versions` (in pyproject.toml, or `target-versions` in .precisionlint.toml /
+precisionlint.toml) replaces them. Unknown stays unknown: `version()` is None.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from __future__ import annotations
 import os
 import re
 import time
+from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from precisionlint.run.cache import UNSETTLED, settled
@@ -45,7 +48,8 @@ class Directory:
     """What one directory declares itself. Listed when first met; its pin files are read only when a rule
     first asks for a version."""
 
-    __slots__ = ("path", "_pins", "_targets", "boundary", "names", "_wide_files", "_wide_pins")
+    __slots__ = ("path", "_pins", "_targets", "boundary", "names", "_wide_files", "_wide_pins", "_imported",
+                 "_imported_pins")
 
     def __init__(self, path: str) -> None:
         self.path = path
@@ -58,6 +62,8 @@ class Directory:
         self.boundary = any(name in self.names for name in _BOUNDARY_FILES) or ".git" in self.names
         self._wide_files: list[str] | None = None
         self._wide_pins: Pins | None = None
+        self._imported: list[Directory] | None = None
+        self._imported_pins: Pins | None = None
 
     @property
     def pins(self) -> Pins:
@@ -120,13 +126,41 @@ class Directory:
                 _read_pin_file(os.path.join(self.path, relative), relative, self._wide_pins)
         return self._wide_pins
 
+    def imported(self) -> list[Directory]:
+        """The folders directly inside this one that keep pins of their own and that this folder's code imports
+        (project.vendored): the in-project packages its files run with."""
+        if self._imported is None:
+            from precisionlint.project.vendored import imported_packages
+
+            self._imported = [_directory(os.path.join(self.path, name))
+                              for name in imported_packages(self.path, self.names)]
+        return self._imported
+
+    @property
+    def imported_pins(self) -> Pins:
+        """What the imported packages' pin files declare together (the loosest reading of them all), each
+        named by its path from here (`ImageBind/requirements.txt: torch==1.13.0`)."""
+        if self._imported_pins is None:
+            table: Pins = {}
+            for package in self.imported():
+                folder = os.path.basename(package.path)
+                for name, found in package.pins.items():
+                    found = found._replace(source=f"{folder}/{found.source}")
+                    table[name] = table[name].union(found) if name in table else found
+            self._imported_pins = table
+        return self._imported_pins
+
     def signature(self, now_ns: int | None = None) -> str:
-        """Names and stat of the pin files: what a cached result's versions came from (see file_signature)."""
+        """Names and stat of the pin files: what a cached result's versions came from (see file_signature),
+        with those of the in-project packages this folder's code imports."""
         parts = []
         for name in (*self.pin_files(), *(self.wide_files() if self.boundary else ())):
             signature = file_signature(os.path.join(self.path, name), now_ns)
             if signature is not None:
                 parts.append(f"{name}:{signature}")
+        for package in self.imported():
+            inner = package.signature(now_ns)
+            parts.append(f"{os.path.basename(package.path)}/[{inner}]")
         return ",".join(parts)
 
     def _read(self) -> None:
@@ -237,10 +271,7 @@ class Project:
         if found is None:
             # Nearest declaration first; then the folders that hold the whole project's environment
             # (docker/environment.yml, requirements/base.txt) where no directory of the chain declares it.
-            tables = [directory.pins for directory in self.chain]
-            if self.chain and self.chain[-1].boundary:
-                tables.append(self.chain[-1].wide_pins)
-            for table in tables:
+            for table in self._tables():
                 hits = [table[n] for n in names if n in table]
                 if hits:
                     found = hits[0]
@@ -249,6 +280,17 @@ class Project:
                     break
         self._versions[framework] = found
         return found
+
+    def _tables(self) -> Iterator[Pins]:
+        """The declarations that speak for the project's files, nearest first, each read only when asked: a
+        folder's own pins, then those of the in-project packages its code imports (a part's vendored package
+        with its own requirements), then its parent's; at the boundary, the folders that hold the whole
+        project's environment (docker/environment.yml, requirements/base.txt)."""
+        for directory in self.chain:
+            yield directory.pins
+            if directory is self.chain[-1] and directory.boundary:
+                yield directory.wide_pins
+            yield directory.imported_pins
 
     def covers(self, file_path: str, found: VersionRange) -> bool:
         """Whether a declaration speaks for a file: an environment's pins (requirements, conda, Docker, lock
@@ -454,15 +496,42 @@ def forget_file(path: str) -> None:
         launched = sys.modules.get("precisionlint.project.launched")
         if launched is not None:  # a launch line changed: the scripts it starts read their options afresh
             launched.forget()
+    folder = os.path.dirname(os.path.abspath(path))
+    if path.endswith(".py"):
+        # Its imports may add or drop an in-project package whose pins count for the folders above it.
+        _forget_imports(folder, depth=vendored_depth())
     if not is_pin_file(os.path.basename(path)):
         return
-    folder = os.path.dirname(os.path.abspath(path))
     directory = _DIRECTORIES.pop(folder, None)
     if directory is None:
         return
+    _forget_projects(directory)
+    _forget_imports(os.path.dirname(folder), depth=0)  # the folder's pins count for a parent that imports it
+
+
+def _forget_imports(folder: str, depth: int) -> None:
+    """Drop what the directories from `folder` up to `depth` folders above it learnt of their imported packages."""
+    for _ in range(depth + 1):
+        directory = _DIRECTORIES.get(folder)
+        if directory is not None and directory._imported is not None:
+            directory._imported = directory._imported_pins = None
+            _forget_projects(directory)
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            break
+        folder = parent
+
+
+def _forget_projects(directory: Directory) -> None:
     for key, project in list(_PROJECTS.items()):
         if directory in project.chain:
             del _PROJECTS[key]
+
+
+def vendored_depth() -> int:
+    from precisionlint.project.vendored import DEPTH
+
+    return DEPTH
 
 
 def is_pin_file(name: str) -> bool:

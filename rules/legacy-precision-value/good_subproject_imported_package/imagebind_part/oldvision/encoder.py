@@ -1,0 +1,5 @@
+import torch
+
+
+class Encoder(torch.nn.Module):
+    pass
