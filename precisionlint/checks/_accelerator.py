@@ -19,6 +19,12 @@ that supports both CUDA and HPU (`device = "hpu" if ... else "cuda"`) still runs
   the interface of Transformers and Diffusers to Gaudi, whose example configs (DeepSpeed JSON, FSDP) are
   written for Gaudi; its files that mention CUDA keep their findings.
 
+A file named for other NVIDIA GPUs is not judged against the targets either: Dolly keeps `a100_config.json`,
+`a10_config.json` and `v100_config.json` and its script reads `f"{gpu_family}_config.json"`, so with `--gpu V100`
+the A100 file's bf16 never runs on a V100. Only a name token that is a GPU model (`a100`, `h100`, `rtx4090`: a
+letter and a number, looked up in the GPU table) counts, and a file that names one of the targets keeps its
+findings.
+
 Each test is a text test first: the words looked for must be in the file's text before anything else is read.
 """
 
@@ -66,7 +72,7 @@ def unless_elsewhere(ctx: CheckContext, findings: Iterator[Finding]) -> Iterator
     to every rule that needs target GPUs). The evidence is looked for only once the rule has something to report:
     most files have nothing, and pay nothing."""
     first = next(findings, None)
-    if first is None or runs_elsewhere(ctx) is not None:
+    if first is None or runs_elsewhere(ctx) is not None or named_for_other_gpus(ctx.document.path, ctx.gpus):
         return
     yield first
     yield from findings
@@ -89,6 +95,34 @@ def runs_elsewhere(ctx: CheckContext) -> str | None:
         if match is not None:
             return f"Accelerate distributed_type {match.group(1)}"
     return project_accelerator(ctx.project)
+
+
+# A file name's model-like words, a letter run and a number with at most one letter after it: `a100_config` ->
+# a100; `ds-h100x8` -> h100x (tried as h100 too); `l40s` -> l40s.
+_NAME_WORDS = re.compile(r"([A-Za-z]+[0-9]+)([A-Za-z]?)")
+
+
+def named_for_other_gpus(path: str, targets: tuple) -> list[str]:
+    """The GPU models a file's name names (`a100_config.json`: A100 SXM), when none of them is a target GPU (same
+    model name); empty where the name names none, or names a target."""
+    import os
+
+    from precisionlint.hardware.names import find_gpu
+
+    stem = os.path.basename(path).rsplit(".", 1)[0]
+    named = set()
+    for word, suffix in _NAME_WORDS.findall(stem):
+        gpu = (find_gpu(word + suffix) if suffix else None) or find_gpu(word)
+        if gpu is not None:
+            named.add(gpu.name)
+    if not named or {_model(name) for name in named} & {_model(gpu.name) for gpu in targets}:
+        return []
+    return sorted(named)
+
+
+def _model(name: str) -> str:
+    """A GPU's model without its form factor: `A100 SXM` and `A100 PCIe` are one model for a file's name."""
+    return " ".join(word for word in name.split() if not word.startswith(("SXM", "PCIe", "NVL")))
 
 
 def shell_runs_elsewhere(text: str) -> str | None:

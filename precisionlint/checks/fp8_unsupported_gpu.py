@@ -38,6 +38,8 @@ module that imports `habana_frameworks`, `optimum.habana` or `torch_xla` at its 
 setting beside a Lightning `accelerator` of "tpu", "hpu" or "mps", and the files of the optimum-habana project
 (Transformers on Habana Gaudi; its DeepSpeed configs are written for Gaudi). A file that mentions CUDA, NVIDIA
 or Accelerate's MULTI_GPU anywhere keeps its findings: it may run on the target GPUs too.
+Nor for a file whose name names other GPU models and none of the targets: with `--gpu V100`, a project's
+`a100_config.json` is the one it runs on A100s.
 
 ## Why is this bad?
 FP8 matmuls need FP8 tensor cores: compute capability 8.9 (L4, L40S, RTX 4090) or 9.0+ (H100, H200, B200).

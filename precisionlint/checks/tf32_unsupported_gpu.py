@@ -12,6 +12,8 @@ module that imports `habana_frameworks`, `optimum.habana` or `torch_xla` at its 
 setting beside a Lightning `accelerator` of "tpu", "hpu" or "mps", and the files of the optimum-habana project
 (Transformers on Habana Gaudi; its DeepSpeed configs are written for Gaudi). A file that mentions CUDA, NVIDIA
 or Accelerate's MULTI_GPU anywhere keeps its findings: it may run on the target GPUs too.
+Nor for a file whose name names other GPU models and none of the targets: with `--gpu V100`, a project's
+`a100_config.json` is the one it runs on A100s.
 
 ## Why is this bad?
 `set_float32_matmul_precision("high")` (and `"medium"`, which is the same on CUDA) only allows TF32: on a GPU
