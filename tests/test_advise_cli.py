@@ -179,3 +179,38 @@ def test_a_failing_device_is_reported_in_one_line(monkeypatch: pytest.MonkeyPatc
     result = invoke("--probe")
     assert result.exit_code == 2
     assert result.stderr == "precisionlint: error: the probe failed on this device: CUDA error: out of memory\n"
+
+
+def _precision(result: Result) -> str:
+    assert result.exit_code == 0, result.output
+    return json.loads(result.stdout)["recommendation"]["precision"]
+
+
+def test_a_bf16_checkpoint_is_not_advised_fp16_on_a_gpu_without_bf16(tmp_path: Path) -> None:
+    """fp16-on-bf16-checkpoint in advise: a T4 would get 16-mixed; a checkpoint published in bf16 gets float32,
+    or 16-mixed with the warning when speed is the priority. Named by --model (hub id or folder), by the model a
+    --config names, or by a --shapes config.json."""
+    assert _precision(invoke("--gpu", "T4", "--output-format", "json")) == "16-mixed"
+    assert _precision(invoke("--gpu", "T4", "--model", "Qwen/Qwen2.5-7B", "--output-format", "json")) == "32-true"
+    speed = invoke("--gpu", "T4", "--model", "Qwen/Qwen2.5-7B", "--priority", "speed")
+    assert "precision              16-mixed" in speed.stdout
+    assert "Was the checkpoint trained in bf16? yes" in speed.stdout
+    assert "inf/NaN" in speed.stdout
+    # a family not known to be bf16 (Llama 2's weights are float16) changes nothing
+    assert _precision(invoke("--gpu", "T4", "--model", "meta-llama/Llama-2-7b-hf", "--output-format",
+                             "json")) == "16-mixed"
+    # a local checkpoint folder named by an axolotl config beside it
+    checkpoint = tmp_path / "ckpt"
+    checkpoint.mkdir()
+    (checkpoint / "config.json").write_text(json.dumps({
+        "model_type": "llama", "hidden_size": 4096, "num_attention_heads": 32, "intermediate_size": 11008,
+        "vocab_size": 32000, "dtype": "bfloat16"}))
+    config = tmp_path / "axolotl.yaml"
+    config.write_text("base_model: ./ckpt\nfp16: true\n")
+    assert _precision(invoke("--gpu", "V100", "--config", str(config), "--output-format", "json")) == "32-true"
+    # the same config.json given as --shapes
+    assert _precision(invoke("--gpu", "V100", "--shapes", str(checkpoint / "config.json"), "--output-format",
+                             "json")) == "32-true"
+    # a GPU with bf16 is unaffected
+    assert _precision(invoke("--gpu", "A100", "--model", "Qwen/Qwen2.5-7B", "--output-format",
+                             "json")) == "bf16-mixed"

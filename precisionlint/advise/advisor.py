@@ -110,12 +110,15 @@ def recommend(
     priority: str | None = None,
     probe: ProbeResult | None = None,
     current_fp8: bool = False,
+    bf16_checkpoint: str | None = None,
 ) -> Recommendation:
     """Walk the tree for `targets` (every GPU of a fleet must run the result well), or for the device the
     probe measured (then its timings decide between formats that the datasheet says are faster).
     `current_fp8`: the user's configuration already trains in FP8; it is kept where every target runs FP8
     and accuracy is not the priority (the tree never proposes FP8 by itself: it needs Transformer Engine or
-    torchao and scaling recipes, which only the user can say they have)."""
+    torchao and scaling recipes, which only the user can say they have). `bf16_checkpoint`: the model trained
+    is a checkpoint published in bfloat16, and what says so; on GPUs without bf16 float16 is then not proposed
+    unless speed is the priority, and never without the warning."""
     if priority is not None and priority not in PRIORITIES:
         raise ValueError(f"priority must be one of {PRIORITIES}, not {priority!r}")
     if probe is not None:
@@ -125,7 +128,7 @@ def recommend(
     targets = tuple(targets)
     if not targets:
         raise ValueError("no target GPU: name one (--gpu) or measure this machine (--probe)")
-    return _recommend_gpu(targets, params, priority, probe, current_fp8)
+    return _recommend_gpu(targets, params, priority, probe, current_fp8, bf16_checkpoint)
 
 
 def _size_step(params: float | None) -> tuple[Step, bool]:
@@ -158,7 +161,8 @@ _BF16_QUESTION = "Native bf16 tensor-core math (NVIDIA compute capability 8.0+, 
 
 
 def _recommend_gpu(targets: tuple[Gpu, ...], params: float | None, priority: str | None,
-                   probe: ProbeResult | None, current_fp8: bool = False) -> Recommendation:
+                   probe: ProbeResult | None, current_fp8: bool = False,
+                   bf16_checkpoint: str | None = None) -> Recommendation:
     names = fleet_names(targets)
     speeds = _Speeds(targets, probe)
     bf16 = all(g.bf16 for g in targets)
@@ -242,6 +246,8 @@ def _recommend_gpu(targets: tuple[Gpu, ...], params: float | None, priority: str
     use_half = half is not None and half_worth and (
         priority == "speed" or (priority is None and large))
     precision = {"bf16": "bf16-mixed", "fp16": "16-mixed"}[half] if use_half and half else "32-true"
+    if precision == "16-mixed" and bf16_checkpoint is not None:
+        precision = _bf16_checkpoint_step(path, notes, bf16_checkpoint, priority)
     if current_fp8:
         path.append(_fp8_step(targets, fp8, bf16, priority))
         if fp8 and bf16 and priority != "accuracy":
@@ -315,6 +321,33 @@ def _recommend_gpu(targets: tuple[Gpu, ...], params: float | None, priority: str
         measured=probe is not None,
         tf32_available=tf32,
     )
+
+
+_BF16_CHECKPOINT_RISK = (
+    "A model trained in bf16 never had to keep its activations below float16's largest value, 65504 (bf16 has "
+    "float32's exponent range): its residual stream, attention logits or gradients exceed it somewhere, and in "
+    "float16 they become inf, then NaN, which loss scaling cannot prevent (Qwen's maintainers call fp16 NaN with "
+    "their bf16 checkpoints expected, QwenLM/Qwen3#868; Unsloth runs Gemma 3 in float32 for fp16 requests, "
+    "unslothai/unsloth#4014).")
+
+
+def _bf16_checkpoint_step(path: list[Step], notes: list[str], checkpoint: str, priority: str | None) -> str:
+    """The answer for a bfloat16 checkpoint on GPUs whose 16-bit format is float16 (check's
+    fp16-on-bf16-checkpoint): float32, or under --priority speed float16 with the risk said."""
+    if priority == "speed":
+        path.append(Step("Was the checkpoint trained in bf16?", f"yes: {checkpoint}",
+                         _BF16_CHECKPOINT_RISK + " Speed is the priority, so 16-mixed stays, at that risk."))
+        notes.append("16-mixed on a bf16 checkpoint: watch the first hundreds of steps for inf/NaN losses and "
+                     "gradient norms; if they appear, train in float32 (32-true), or move to a GPU with native "
+                     "bf16 (compute capability 8.0+) and use bf16-mixed.")
+        return "16-mixed"
+    path.append(Step("Was the checkpoint trained in bf16?", f"yes: {checkpoint}",
+                     _BF16_CHECKPOINT_RISK + " Without native bf16 here, float32 is the safe choice."))
+    notes.append("float32 for a bf16 checkpoint on GPUs without bf16: 16-mixed would be faster and may work for a "
+                 "given model and sequence length, but only a run shows it (watch for inf/NaN losses; "
+                 "--priority speed recommends it with that warning). A GPU with native bf16 (compute capability "
+                 "8.0+) trains it in bf16-mixed.")
+    return "32-true"
 
 
 def _fp8_step(targets: tuple[Gpu, ...], fp8: bool, bf16: bool, priority: str | None) -> Step:

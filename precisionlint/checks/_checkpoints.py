@@ -75,15 +75,18 @@ def _local_config(project: Project, base_file: str, name: str) -> tuple[str, str
     path = project.resolve(base_file, os.path.join(name, "config.json"))
     if path is None:
         return None
+    return path, declared_dtype(project, path)
+
+
+def declared_dtype(project: Project, path: str) -> str | None:
+    """The dtype a Transformers config.json at `path` declares ("bfloat16"), or None."""
     document = project.document(path)
     if document is None or document.format != "json":
-        return path, None
+        return None
     from precisionlint.sources.tree import root_map
 
     root = root_map(document.tree)
-    if root is None:
-        return path, None
-    return path, _dtype(root)
+    return None if root is None else _dtype(root)
 
 
 def _dtype(root: object) -> str | None:

@@ -35,7 +35,7 @@ float16 runs gave NaN gradients (unslothai/unsloth-zoo#866).
 
 On a GPU with native bfloat16 (compute capability 8.0 or newer) train in bfloat16. On one without (V100,
 T4), float32 is the safe choice; float16 may work for a given model and sequence length, but only a run
-shows it.
+shows it. `precisionlint advise --gpu T4 --model NAME` (or the model your `--config` names) recommends the same.
 
 ## Example
 ```python

@@ -46,6 +46,10 @@ def _progress() -> Any:
               help="Override the model-size rule: the fastest native format, or full float32.")
 @click.option("--config", "config_path", type=click.Path(dir_okay=False), default=None,
               help="Your current config or training script: show what to change.")
+@click.option("--model", "model_name", metavar="PATH|HUB_ID", default=None,
+              help="The checkpoint you train: a local folder (its config.json is read) or a Hugging Face hub id. "
+                   "A checkpoint published in bf16 is not advised float16 on GPUs without bf16. Default: the "
+                   "model your --config names.")
 @click.option("--output-format", type=click.Choice(["text", "json"]), default="text", show_default=True)
 @click.option("--budget", type=click.FloatRange(min=0.5, max=600.0), default=None, metavar="SECONDS",
               help="With --probe: total time for the measurements (default 10).")
@@ -68,6 +72,7 @@ def advise(
     params: str | None,
     priority: str | None,
     config_path: str | None,
+    model_name: str | None,
     output_format: str,
     budget: float | None,
     size: int | None,
@@ -166,8 +171,11 @@ def advise(
             raise click.UsageError("--gpu auto found no GPU on this machine (no nvidia-smi and no CUDA device "
                                    "visible to PyTorch); name one with --gpu NAME or measure the CPU with --probe")
 
+    from precisionlint.advise.checkpoint import bf16_checkpoint
+
     rec = advisor.recommend(targets, params=param_count, priority=priority, probe=measured,
-                            current_fp8=document is not None and config_changes.uses_fp8(document))
+                            current_fp8=document is not None and config_changes.uses_fp8(document),
+                            bf16_checkpoint=bf16_checkpoint(model_name, config_path, document, shapes_spec))
     if write_path:
         _write(write_path, document, rec, diff, targets)
         return
