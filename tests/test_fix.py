@@ -17,16 +17,11 @@ from precisionlint.checks import CheckContext, Rule, find_rule
 from precisionlint.cli.commands import main
 from precisionlint.core.model import Edit, Finding, Fix, Severity
 from precisionlint.engine.options import EngineOptions
-from precisionlint.fix.apply import (
-    Expectation,
-    apply_edits,
-    fix_text,
-    parse_config,
-    plan_setting_changes,
-    same_except,
-    select_fixes,
-    unified_diff,
-)
+from precisionlint.fix.apply import fix_text, unified_diff
+from precisionlint.fix.edits import apply_edits
+from precisionlint.fix.plan import select_fixes
+from precisionlint.fix.setting_changes import plan_setting_changes
+from precisionlint.fix.verify import Expectation, parse_config, same_except
 from precisionlint.fix.write import rewrite, write_report
 from precisionlint.frameworks.documents import load_document
 from precisionlint.sources import Limits

@@ -22,7 +22,9 @@ from hypothesis import strategies as st
 from precisionlint.checks import find_rule
 from precisionlint.engine.check import check_bytes
 from precisionlint.engine.options import EngineOptions
-from precisionlint.fix.apply import fix_text, is_applicable, parse_config, scalar_key
+from precisionlint.fix.apply import fix_text
+from precisionlint.fix.plan import is_applicable
+from precisionlint.fix.verify import parse_config, scalar_key
 from precisionlint.frameworks import LIGHTNING_LEGACY
 
 RULES = [find_rule(name) for name in ("legacy-precision-value", "tf32-ignored-under-mixed-precision",

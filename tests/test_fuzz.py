@@ -391,8 +391,8 @@ def assert_add_noqa_sane(fmt: str, data: bytes, folder: Path) -> None:
     """--add-noqa on a mutated file, written by the real writer: the file still means what it meant (same data,
     same AST), its bytes read back as the text the directives were added to, in the file's own encoding."""
     from precisionlint.core.model import SourceFile
-    from precisionlint.engine.suppress import _meaning, add_noqa
     from precisionlint.fix.apply import check_text
+    from precisionlint.fix.noqa import _meaning, add_noqa
 
     if fmt not in ("toml", "yaml", "python"):
         return

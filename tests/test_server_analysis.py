@@ -154,7 +154,7 @@ def test_suppressions_silence_exactly_that_finding(project: Path) -> None:
     [finding] = yaml_analysis.findings
     edit = line_suppression(yaml_analysis, finding)
     assert edit is not None
-    from precisionlint.fix.apply import apply_edits
+    from precisionlint.fix.edits import apply_edits
 
     assert apply_edits(LEGACY_YAML, [edit]) == (
         "trainer:\n  precision: 16  # precisionlint: ignore[legacy-precision-value]\n  max_epochs: 3\n" + TRAINER)

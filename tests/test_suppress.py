@@ -90,7 +90,7 @@ def test_the_quick_text_test_agrees_with_the_patterns() -> None:
     from hypothesis import given, settings
     from hypothesis import strategies as st
 
-    from precisionlint.engine.suppress import _DIRECTIVE, _NOQA, _OUR_CODE, may_hold_directives
+    from precisionlint.engine.suppress import _NOQA, _OUR_CODE, DIRECTIVE, may_hold_directives
 
     pieces = st.sampled_from([
         "precisionlint", "PrecisionLint", "precision", "lint", "noqa", "NoQa", "knoqa", ":", " ", "\n", "#", "[",
@@ -102,7 +102,7 @@ def test_the_quick_text_test_agrees_with_the_patterns() -> None:
     def agrees(text: str, python: bool) -> None:
         ours = any(_OUR_CODE.match(code.lower()) for match in _NOQA.finditer(text)
                    for code in re.split(r"[\s,]+", match.group("codes")))
-        expected = bool(_DIRECTIVE.search(text) or (python and ours))
+        expected = bool(DIRECTIVE.search(text) or (python and ours))
         assert may_hold_directives(text, python) == expected
 
     agrees()

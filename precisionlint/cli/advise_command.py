@@ -258,7 +258,8 @@ def _introduced_findings(path: str, old: str, new: str, targets: tuple[Gpu, ...]
 def _write(path: str, document: Any, rec: Recommendation, diff: bool, targets: tuple[Gpu, ...] = ()) -> None:
     """Apply the recommendation to `path` through the fixer's verified, layout-keeping edits."""
     from precisionlint.advise import config_changes
-    from precisionlint.fix import apply as fix
+    from precisionlint.fix.apply import unified_diff
+    from precisionlint.fix.setting_changes import plan_setting_changes
 
     changes = config_changes.changes_for_file(document, rec)
     if "tf32" not in changes and any(not _hf_tf32_accepted(gpu) for gpu in targets) and any(
@@ -269,7 +270,7 @@ def _write(path: str, document: Any, rec: Recommendation, diff: bool, targets: t
         changes["tf32"] = None
     data = _read_config(path, "--write")
     try:
-        old, new = fix.plan_setting_changes(path, changes, data)
+        old, new = plan_setting_changes(path, changes, data)
     except ValueError as exc:
         click.echo(f"precisionlint: error: {exc}", err=True)
         sys.exit(EXIT_USAGE)
@@ -284,7 +285,7 @@ def _write(path: str, document: Any, rec: Recommendation, diff: bool, targets: t
         click.echo(f"{path}: already follows the recommendation ({rec.precision}); nothing to change")
         return
     if diff:
-        click.echo(fix.unified_diff(path, old, new), nl=False)
+        click.echo(unified_diff(path, old, new), nl=False)
         return
     from precisionlint.fix.write import FileChanged, WriteRefused, rewrite
     from precisionlint.sources import format_of

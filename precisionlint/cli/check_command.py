@@ -447,7 +447,7 @@ def execute(values: dict[str, Any]) -> int:
     if narrowed is not None:
         return narrowed
     if values["add_noqa"]:
-        from precisionlint.engine.suppress import add_noqa
+        from precisionlint.fix.noqa import add_noqa
 
         added, problems = add_noqa(outcome.findings, outcome.groups, outcome.digests)
         for message in problems:

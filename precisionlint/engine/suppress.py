@@ -13,7 +13,8 @@ A bare `# noqa` is NOT honoured: it is usually meant for another linter, and so 
 
 The directives themselves are checked: a rule name that does not exist is reported (invalid-suppression,
 with a suggestion), and, when selected, unused-suppression reports a directive that suppressed nothing, with
-a safe fix that removes it. `check --add-noqa` writes line directives for existing findings (add_noqa).
+a safe fix that removes it. `check --add-noqa` writes line directives for existing findings
+(precisionlint.fix.noqa).
 """
 
 from __future__ import annotations
@@ -23,10 +24,10 @@ import re
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from precisionlint.core.lines import line_starts, parser_line_starts
+from precisionlint.core.lines import line_starts
 from precisionlint.core.model import Document, Edit, Finding, Fix, Severity, Span
 
-_DIRECTIVE = re.compile(
+DIRECTIVE = re.compile(
     r"precisionlint\s*:\s*(?P<kind>file-ignore|ignore|disable|enable)\b\s*(?:\[(?P<rules>[^\]]*)\])?",
     re.IGNORECASE,
 )
@@ -102,11 +103,11 @@ def _lines(text: str, starts: list[int]) -> Iterable[str]:
         yield from text.split("\n")
         return
     for line in range(1, len(starts) + 1):
-        start, end, _ = _line_bounds(text, starts, line)
+        start, end, _ = line_bounds(text, starts, line)
         yield text[start:end]
 
 
-def _line_bounds(text: str, starts: list[int], line: int) -> tuple[int, int, int]:
+def line_bounds(text: str, starts: list[int], line: int) -> tuple[int, int, int]:
     """(start, end of its text, start of the next line) of 1-based `line`, the break between the last two.
     Raises ValueError for a line the text does not have."""
     if not 1 <= line <= len(starts):
@@ -130,15 +131,15 @@ def may_hold_directives(text: str, python: bool) -> bool:
     with `str.find` first and the patterns only tried where they start. A file that may hold one is then
     tokenized to find its real comments, which costs more than parsing it."""
     if not text.isascii():
-        return bool(_DIRECTIVE.search(text) or (python and any(_names_our_code(m) for m in _NOQA.finditer(text))))
+        return bool(DIRECTIVE.search(text) or (python and any(_names_our_code(m) for m in _NOQA.finditer(text))))
     lowered = text.lower()
-    for word, pattern in (("precisionlint", _DIRECTIVE), ("noqa", _NOQA if python else None)):
+    for word, pattern in (("precisionlint", DIRECTIVE), ("noqa", _NOQA if python else None)):
         if pattern is None:
             continue
         start = lowered.find(word)
         while start != -1:
             match = pattern.match(text, start)  # `\b` still sees the character before `start`
-            if match and (pattern is _DIRECTIVE or _names_our_code(match)):
+            if match and (pattern is DIRECTIVE or _names_our_code(match)):
                 return True
             start = lowered.find(word, start + 1)
     return False
@@ -203,7 +204,7 @@ class Suppressions:
         open_ranges: list[Directive] = []
         for line, column, comment in comments:
             own_line = line - 1 < len(lines) and lines[line - 1][: column - 1].strip() == ""
-            for match in _DIRECTIVE.finditer(comment):
+            for match in DIRECTIVE.finditer(comment):
                 kind = match.group("kind").lower()
                 selectors = _selectors(match.group("rules"))
                 ordered = tuple(dict.fromkeys(
@@ -335,7 +336,7 @@ def _removal(document: Document, directive: Directive, unused: list[str]) -> Fix
     its list. Comments that hold more (another tool's noqa codes, prose) keep their text: no fix."""
     text = document.text
     try:
-        start_of_line, _, next_line = _line_bounds(text, document.line_starts, directive.line)
+        start_of_line, _, next_line = line_bounds(text, document.line_starts, directive.line)
     except ValueError:
         return None
     comment_start = start_of_line + directive.column - 1
@@ -345,7 +346,7 @@ def _removal(document: Document, directive: Directive, unused: list[str]) -> Fix
     body = comment.lstrip("#").strip()
     whole = set(unused) == set(directive.selectors)
     if whole and (
-        (not directive.noqa and _DIRECTIVE.fullmatch(body) is not None)
+        (not directive.noqa and DIRECTIVE.fullmatch(body) is not None)
         or (directive.noqa and re.fullmatch(r"noqa\s*:\s*[A-Za-z0-9,\s]+", body, re.IGNORECASE)
             and all(_OUR_CODE.match(c.lower()) for c in re.split(r"[\s,]+", body.split(":", 1)[1]) if c))
     ):
@@ -358,7 +359,7 @@ def _removal(document: Document, directive: Directive, unused: list[str]) -> Fix
         return Fix("Remove the unused suppression", "safe", (Edit(begin, end, ""),))
     if directive.noqa or whole:
         return None
-    match = _DIRECTIVE.search(comment)
+    match = DIRECTIVE.search(comment)
     if match is None or match.group("rules") is None:
         return None
     parts = [p.strip() for p in match.group("rules").split(",") if p.strip()]
@@ -368,127 +369,3 @@ def _removal(document: Document, directive: Directive, unused: list[str]) -> Fix
     start = comment_start + match.start("rules")
     return Fix(f"Remove {', '.join(unused)} from the suppression", "safe",
                (Edit(start, comment_start + match.end("rules"), ", ".join(kept)),))
-
-
-# --- --add-noqa ----------------------------------------------------------------------------------------------
-
-
-def add_noqa(findings: list[Finding], groups: list[tuple[Any, list[Any]]],
-             digests: dict[str, str] | None = None) -> tuple[int, list[str]]:
-    """Add `# precisionlint: ignore[rule, ...]` to every line with a finding (engine findings excepted), merged
-    into an existing ignore directive on that line. A line is edited only where a comment can stand (not
-    inside a multi-line string or block scalar): each edit is verified by parsing the file again and
-    comparing what it holds. `digests` (RunOutcome.digests): the content each file was checked in; a file that
-    holds anything else now (an editor saved since the check) is left alone, as the lines of its findings may
-    have moved. Returns (directives added, one error line per file that could not be written)."""
-    from precisionlint.core.bounded_read import read_bytes
-    from precisionlint.core.digest import content_digest
-    from precisionlint.engine.decoding import decode_source
-    from precisionlint.fix.write import FileChanged, WriteRefused, rewrite
-    from precisionlint.sources import Limits
-
-    fs_paths = {source.display: source.fs_path for _settings, files in groups for source in files}
-    formats = {source.display: source.format for _settings, files in groups for source in files}
-    by_path: dict[str, dict[int, list[str]]] = {}
-    for finding in findings:
-        if finding.code.startswith("PL00") or formats.get(finding.path) in (None, "json"):
-            continue
-        names = by_path.setdefault(finding.path, {}).setdefault(finding.span.line, [])
-        if finding.name not in names:
-            names.append(finding.name)
-    added = 0
-    problems: list[str] = []
-    for path, lines in by_path.items():
-        fs_path = fs_paths[path]
-        # The same writer as --fix: the file's encoding, BOM and line endings kept; read-only files, hard links
-        # and anything but a regular file refused; a file changed since it was read never overwritten.
-        try:
-            data = read_bytes(fs_path, Limits().max_file_size)
-            text = decode_source(data, path, formats[path])
-        except Exception as exc:  # unreadable or undecodable since the check: leave it alone
-            problems.append(f"{path}: cannot add suppressions: {getattr(exc, 'strerror', None) or exc}")
-            continue
-        checked = digests.get(path) if digests is not None else None
-        if checked is not None and checked != content_digest(data):
-            # Changed since it was checked: the writer below only guards the moment from this read to the
-            # replacement, and the findings' lines are those of the content checked. (A file the run did not
-            # analyse itself, skipped by the prefilter, has no digest: the writer's checks alone decide.)
-            problems.append(f"{path}: changed by another program since it was checked; left as it is")
-            continue
-        new_text, count = _with_directives(text, formats[path], lines)
-        if count == 0 or new_text == text:
-            continue
-        try:
-            rewrite(fs_path, data, new_text, formats[path])
-        except FileChanged:  # the findings' lines may have moved: never guess where they went
-            problems.append(f"{path}: changed by another program since it was checked; left as it is")
-        except WriteRefused as exc:
-            problems.append(f"{path}: {exc}")
-        except OSError as exc:
-            problems.append(f"{path}: cannot write: {exc.strerror or exc}")
-        else:
-            added += count
-    return added, problems
-
-
-def _with_directives(text: str, fmt: str, lines: dict[int, list[str]]) -> tuple[str, int]:
-    original = _meaning(text, fmt)
-    if original is None:
-        return text, 0
-    current = text
-    count = 0
-    for line in sorted(lines, reverse=True):
-        candidate = _add_to_line(current, fmt, line, lines[line])
-        if candidate is None or _meaning(candidate, fmt) != original:
-            continue  # a comment cannot stand there (a string, a block scalar): leave the line alone
-        current = candidate
-        count += 1
-    return current, count
-
-
-def _add_to_line(text: str, fmt: str, line: int, names: list[str]) -> str | None:
-    starts = parser_line_starts(text, fmt)  # the findings' lines: a lone CR ends a line of Python and YAML
-    try:
-        start, end, _ = _line_bounds(text, starts, line)
-    except ValueError:
-        return None
-    body = text[start:end]
-    comments = python_comments(text) if fmt == "python" else hash_comments(text, starts)
-    existing = next(((col, c) for number, col, c in comments if number == line), None)
-    if existing is not None:
-        column, comment = existing
-        match = _DIRECTIVE.search(comment)
-        if match is not None and match.group("kind").lower() == "ignore":
-            if match.group("rules") is None:
-                return None  # already ignores every rule
-            parts = [p.strip() for p in match.group("rules").split(",") if p.strip()]
-            merged = parts + [n for n in names if n not in {p.lower() for p in parts}]
-            begin = column - 1 + match.start("rules")
-            new_body = body[:begin] + ", ".join(merged) + body[column - 1 + match.end("rules"):]
-        else:
-            new_body = body.rstrip() + f"  # precisionlint: ignore[{', '.join(names)}]"
-    else:
-        if not body.strip():
-            return None
-        new_body = body.rstrip() + f"  # precisionlint: ignore[{', '.join(names)}]"
-    return text[:start] + new_body + text[end:]
-
-
-def _meaning(text: str, fmt: str) -> Any:
-    """What a file means, comments aside: the data of a config, the AST of a script. None if it does not parse."""
-    try:
-        if fmt == "python":
-            import ast
-
-            return ast.dump(ast.parse(text))
-        if fmt == "toml":
-            import tomlkit
-
-            return tomlkit.parse(text).unwrap()
-        if fmt == "yaml":
-            from ruamel.yaml import YAML
-
-            return list(YAML(typ="safe", pure=True).load_all(text))
-    except Exception:
-        return None
-    return None

@@ -14,12 +14,13 @@ comments that belong to the next table, ignores the table's indentation and writ
 exact-offset edit cannot do any of that: every comment, key order, quote style, blank line, indentation and
 line ending outside the named characters is untouched by construction.
 
-Three rooms, one per concern:
-  fix_plan.py    which fixes a pass takes (in order, no overlaps) and the text they make;
-  fix_verify.py  the round-trip trees as the judge: the new text must read back equal to the old one except
-                 the edited keys (a Python fix must leave code that parses);
-  fix_write.py   writing the file without ever damaging it (atomic replace, links, read-only files, a file
-                 changed meanwhile, signals held back during the write).
+Four rooms, one per concern:
+  edits.py    the text edits: whether they fit the text and stay apart, and the text they make;
+  plan.py     which fixes a pass takes (in order, no overlaps);
+  verify.py   the round-trip trees as the judge: the new text must read back equal to the old one except
+              the edited keys (a Python fix must leave code that parses);
+  write.py    writing the file without ever damaging it (atomic replace, links, read-only files, a file
+              changed meanwhile, signals held back during the write).
 This module runs the passes for one file and a whole run. A pass re-checks the current text, takes the
 applicable fixes that verify, and applies them; passes repeat until no applicable fix remains (at most
 MAX_PASSES), so overlapping fixes converge without corrupting the file. The passes of one file run under the
@@ -37,26 +38,12 @@ from __future__ import annotations
 
 import codecs
 import difflib
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 from precisionlint.core.model import Finding, Format
-from precisionlint.fix.plan import (  # noqa: F401 - the fixer's public names, for callers and tests
-    Refusal,
-    applicable_groups,
-    apply_edits,
-    is_applicable,
-    select_fixes,
-)
-from precisionlint.fix.setting_changes import plan_setting_changes  # noqa: F401
-from precisionlint.fix.verify import (  # noqa: F401
-    Expectation,
-    edit_expectation,
-    parse_config,
-    same_except,
-    scalar_key,
-    verify_change,
-)
+from precisionlint.fix.edits import apply_edits
+from precisionlint.fix.plan import Refusal, applicable_groups, is_applicable, select_fixes
 from precisionlint.fix.write import (
     FileBusy,
     FileChanged,
@@ -67,10 +54,20 @@ from precisionlint.fix.write import (
 from precisionlint.sources import SourceError
 
 if TYPE_CHECKING:
+    from typing import Protocol
+
     from precisionlint.core.model import SourceFile
     from precisionlint.engine.options import EngineOptions
     from precisionlint.engine.results import FileResult
-    from precisionlint.run.runner import RunOutcome, RunRequest
+
+    class FixOutcome(Protocol):
+        """What a run's outcome holds that fixing reads and updates (precisionlint.run.runner.RunOutcome)."""
+
+        findings: list[Finding]
+        errors: list[str]
+        internal_error: bool
+        fixed: int
+        diff_text: str | None
 
 # Overlapping fixes need one pass each; ruff stops at 100, but a config file has a handful of settings.
 MAX_PASSES = 10
@@ -88,29 +85,29 @@ def _pause() -> None:
     time.sleep(0.2)
 
 
-def apply_fixes(outcome: RunOutcome, sources: Sequence[SourceFile], options: EngineOptions,
-                request: RunRequest) -> None:
-    """Apply (request.fix) or show (request.diff, which wins and writes nothing) the applicable fixes.
+def apply_fixes(outcome: FixOutcome, sources: Sequence[SourceFile], options: EngineOptions, write: bool,
+                unsafe: bool, ignored: Callable[[str], set[str]]) -> None:
+    """Apply (write: --fix) or show (not write: --diff, which writes nothing) the applicable fixes; `unsafe`
+    takes the unsafe ones too, and `ignored(fs_path)` names the codes per-file-ignores removes from a file.
 
-    With --fix, each fixed file's findings in `outcome.findings` are replaced by what remains after fixing,
-    and `outcome.fixed` counts the findings fixed. With --diff, `outcome.diff_text` is the unified diff of
-    every file that would change ("" when none would) and `outcome.fixed` counts what would be fixed.
+    With --fix, each fixed file's findings in `outcome.findings` are replaced by what remains after fixing
+    (in order; the caller names their rules again), and `outcome.fixed` counts the findings fixed. With --diff,
+    `outcome.diff_text` is the unified diff of every file that would change ("" when none would) and
+    `outcome.fixed` counts what would be fixed.
     """
-    write = request.fix and not request.diff
     diffs: list[str] = []
     by_path: dict[str, list[Finding]] = {}
     for finding in outcome.findings:
         by_path.setdefault(finding.path, []).append(finding)
     for source in sources:
-        if not any(is_applicable(f, request.unsafe_fixes) for f in by_path.get(source.display, ())):
+        if not any(is_applicable(f, unsafe) for f in by_path.get(source.display, ())):
             continue  # never read again, never written: its mtime stays
         for _ in range(WRITE_ATTEMPTS):
             read = _read_for_fix(source, options)
             if read is None:
                 break
             data, text = read
-            result = fix_text(source.display, text, source.format, options, request.unsafe_fixes,
-                              _ignored(source, request))
+            result = fix_text(source.display, text, source.format, options, unsafe, ignored(source.fs_path))
             outcome.internal_error = outcome.internal_error or result.internal_error
             if result.new_text == result.old_text:
                 # Nothing to change (a fix refused, a limit hit, or the file already fixed through another
@@ -146,17 +143,8 @@ def apply_fixes(outcome: RunOutcome, sources: Sequence[SourceFile], options: Eng
             outcome.errors.append(f"{source.display}: kept changing while being fixed; left as it is")
     if write:
         outcome.findings = sorted((f for found in by_path.values() for f in found), key=Finding.sort_key)
-        from precisionlint.run.runner import rules_for_output
-
-        outcome.rules_for_output = rules_for_output(outcome.findings)
     else:
         outcome.diff_text = "".join(diffs)
-
-
-def _ignored(source: SourceFile, request: RunRequest) -> set[str]:
-    from precisionlint.run.runner import ignored_codes
-
-    return ignored_codes(source.fs_path, request.config)
 
 
 class FileFixResult:

@@ -1,4 +1,4 @@
-"""Planning the edits of one fix pass: which fixes apply, which are taken together, and the text they make.
+"""Planning the edits of one fix pass: which fixes apply and which are taken together (edits.py makes their text).
 
 Every step is linear in the file (or n log n in the number of fixes): a 140 kB script with 1,500 fixable
 calls must not cost 1,500 parses. The fixes of a pass are taken in text order, skipping any that overlaps one
@@ -14,6 +14,7 @@ from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
 from precisionlint.core.model import Document, Edit, Finding, Fix
+from precisionlint.fix.edits import collide, well_formed
 
 if TYPE_CHECKING:
     from precisionlint.fix.verify import Verifier
@@ -125,32 +126,3 @@ class _EditSet:
             self.starts.insert(index, (edit.start, edit.end))
             self.edits.insert(index, edit)
 
-
-def well_formed(edits: Sequence[Edit], length: int) -> bool:
-    if not edits or any(not 0 <= e.start <= e.end <= length for e in edits):
-        return False
-    ordered = sorted(edits, key=lambda e: (e.start, e.end))
-    return not any(collide(a, b) for a, b in zip(ordered, ordered[1:], strict=False))
-
-
-def collide(a: Edit, b: Edit) -> bool:
-    """Two edits conflict when their ranges share a character, or an insertion touches the other edit
-    (which text comes first would be a guess)."""
-    if max(a.start, b.start) < min(a.end, b.end):
-        return True
-    empty = a.start == a.end or b.start == b.end
-    return empty and max(a.start, b.start) <= min(a.end, b.end)
-
-
-def apply_edits(text: str, edits: Iterable[Edit]) -> str:
-    """`text` with non-overlapping edits applied; edits at the same offset are applied in the given order."""
-    parts: list[str] = []
-    position = 0
-    for edit in sorted(edits, key=lambda e: (e.start, e.end)):  # stable: insertions keep their order
-        if edit.start < position:
-            raise ValueError(f"overlapping edits at offset {edit.start}")
-        parts.append(text[position:edit.start])
-        parts.append(edit.replacement)
-        position = edit.end
-    parts.append(text[position:])
-    return "".join(parts)

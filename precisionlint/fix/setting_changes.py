@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from precisionlint.core.model import Document, Edit, Format
-from precisionlint.fix.plan import apply_edits, well_formed
+from precisionlint.fix.edits import apply_edits, well_formed
 from precisionlint.fix.verify import (
     CONFIG_FORMATS,
     Expectation,

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from precisionlint.core.model import Document, Edit, Fix
-from precisionlint.fix.plan import apply_edits
+from precisionlint.fix.edits import apply_edits
 from precisionlint.sources import LimitError, Limits
 from precisionlint.sources.tree import Entry, Node, NodeBudget
 

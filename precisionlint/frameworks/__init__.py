@@ -107,7 +107,8 @@ def sections(root: Any, facts: Facts | None = None) -> Iterator[Section]:
 
 
 def _sections(root: Any) -> Iterator[tuple[str, Any, tuple[str, ...], tuple[Row, ...]]]:
-    """(scope, mapping, key path, rows) of each attributed section: the shape precisionlint.fix.apply reads."""
+    """(scope, mapping, key path, rows) of each attributed section: the shape precisionlint.fix.setting_changes
+    reads."""
     for section in sections(root):
         yield section.scope, section.node, section.path, section.rows
 

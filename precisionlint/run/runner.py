@@ -282,36 +282,39 @@ def _run_group(settings: FileSettings, files: list[Any], request: RunRequest, ad
     outcome.warnings = warnings
     outcome.digests = digests
     if request.fix or request.diff:
-        import copy
-
         from precisionlint.fix.apply import apply_fixes
 
-        group_request = copy.copy(request)
-        group_request.config = config
+        write = request.fix and not request.diff  # --diff wins and writes nothing
+
+        def ignored_in(fs_path: str) -> set[str]:
+            return ignored_codes(fs_path, config)
+
         before = list(outcome.findings)
         if request.stdin is not None:
-            _fix_stdin(outcome, files[0], options, group_request)
+            _fix_stdin(outcome, files[0], options, request.stdin, write, request.unsafe_fixes, ignored_in)
         else:
-            apply_fixes(outcome, files, options, group_request)
-        if request.fix and not request.diff and outcome.fixed:
-            outcome.fixes_applied = _repaired(before, outcome.findings)
+            apply_fixes(outcome, files, options, write, request.unsafe_fixes, ignored_in)
+        if write:
+            outcome.rules_for_output = rules_for_output(outcome.findings)  # those of what the fixes left
+            if outcome.fixed:
+                outcome.fixes_applied = _repaired(before, outcome.findings)
     return outcome
 
 
-def _fix_stdin(outcome: RunOutcome, source: Any, options: Any, request: RunRequest) -> None:
+def _fix_stdin(outcome: RunOutcome, source: Any, options: Any, stdin: StdinSource, write: bool, unsafe: bool,
+               ignored: Callable[[str], set[str]]) -> None:
     """Fixes of standard input: the same fixer, on a private copy, and the fixed text goes to stdout."""
     import tempfile
 
     from precisionlint.core.model import SourceFile
     from precisionlint.fix.apply import apply_fixes
 
-    assert request.stdin is not None
     with tempfile.TemporaryDirectory(prefix="precisionlint-stdin-") as folder:
         scratch = os.path.join(folder, os.path.basename(source.display) or "stdin")
         with open(scratch, "wb") as handle:
-            handle.write(request.stdin.data)
-        apply_fixes(outcome, [SourceFile(scratch, source.display, source.format)], options, request)
-        if request.fix and not request.diff:
+            handle.write(stdin.data)
+        apply_fixes(outcome, [SourceFile(scratch, source.display, source.format)], options, write, unsafe, ignored)
+        if write:
             with open(scratch, "rb") as handle:
                 outcome.fixed_text = handle.read().decode("utf-8", "surrogateescape")
 

@@ -279,11 +279,11 @@ def analyse(path: Path, text: str, configs: ProjectConfigs, language_id: str | N
 
 def verified_fix(analysis: Analysis, finding: Finding) -> Fix | None:
     """The finding's fix if `check --fix` would apply it to this text (the round-trip verification of
-    precisionlint.fix.apply accepts it), else None: the editor never offers an edit that `--fix` would refuse."""
+    precisionlint.fix.verify accepts it), else None: the editor never offers an edit that `--fix` would refuse."""
     fix = finding.fix
     if fix is None or not fix.edits or analysis.document is None or analysis.settings is None:
         return None
-    from precisionlint.fix.apply import select_fixes
+    from precisionlint.fix.plan import select_fixes
 
     # A notebook's fixes edit its JSON text (the document checked is the program of its cells), as for --fix.
     target = analysis.document.fix_document or analysis.document
@@ -392,7 +392,7 @@ def _silences(analysis: Analysis, finding: Finding, edit: Edit, line_shift_from:
     directive) and leaves every other finding exactly as it was."""
     if analysis.settings is None or analysis.format is None:
         return False
-    from precisionlint.fix.apply import apply_edits
+    from precisionlint.fix.edits import apply_edits
 
     new_text = apply_edits(analysis.text, [edit])
     display = analysis.document.path if analysis.document is not None else str(analysis.path)

@@ -8,7 +8,7 @@ Python file where the old value was not a string.
 
 A fix is only offered where such an exact edit exists: a Python argument that is a variable (not a literal),
 a YAML block scalar (`|`, `>`), or a value the format cannot spell (null in TOML) gets no fix, and the
-finding stands alone. precisionlint.fix.apply re-parses every fixed config file and refuses an edit whose result
+finding stands alone. precisionlint.fix.verify re-parses every fixed config file and refuses an edit whose result
 differs from the original anywhere except the edited key.
 """
 
