@@ -159,6 +159,26 @@ def nvfp4_fixed_in(features: list[str], grouped: bool) -> tuple[int, int]:
     return max(NVFP4_FIXED_ON_12X[key] for key in keys)
 
 
+# Transformer Engine's own questions whether the GPU runs a recipe (transformer_engine/pytorch/quantization.py:
+# FP8GlobalStateManager.is_*_available and the check_*_support functions behind them; `te.is_*_available` in the
+# package namespace). A file that asks them decides at run time what it runs: TE's benchmarks build
+# MXFP8BlockScaling() and skip it with "Skipping MXFP8: <reason>" where it is not available.
+AVAILABILITY_QUERIES = frozenset({
+    "is_fp8_available", "is_mxfp8_available", "is_fp8_block_scaling_available", "is_nvfp4_available",
+    "check_fp8_support", "check_mxfp8_support", "check_fp8_block_scaling_support", "check_nvfp4_support",
+})
+
+
+def asks_availability(calls: list[ast.Call]) -> bool:
+    """Whether the file calls one of Transformer Engine's availability queries."""
+    for call in calls:
+        func = call.func
+        name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+        if name in AVAILABILITY_QUERIES:
+            return True
+    return False
+
+
 # The words a file must hold for the engine to parse it for these (fp8-unsupported-gpu declares them: TREE_WORDS).
 WORDS = ("DelayedScaling", "CurrentScaling", "BlockScaling", "Float8LinearConfig", "convert_to_float8_training")
 

@@ -22,15 +22,16 @@ the table; ms-swift's `megatron sft` takes the same options spelled `--fp8_forma
 (swift/megatron/arguments/megatron_args.py). Flags set under a condition (`if`, `case`, `&&`, `${VAR:+...}`), with a
 shell variable as value, or naming several recipes in one script are chosen at run time and not reported.
 
-A Transformer Engine class counts only in a file that names `transformer_engine`, torchao's only in one that
-names `torchao`. A recipe built under an `if` (Megatron-LM's `get_fp4_recipe` under `if config.fp4_recipe ==
-...`, a script's `if args.mxfp8:`) or in a file that builds recipes of several formats (a helper that builds
-whichever recipe its caller configures) is chosen at run time and is not reported, and so is one built in a
-function the file calls only from such places (`if mode == "fp8" and apply_fp8(model):`). Nor is a recipe built in
-a function of a library module, one where nothing trains (no backward, optimizer step or GradScaler) and that has
-no `if __name__ == "__main__":` guard (Accelerate's `convert_model_to_fp8_ao`, a config's `__post_init__`): it
-builds the recipe for a caller that chose FP8, and the caller is what runs on the GPU. One finding per format and
-file.
+A Transformer Engine class counts only in a file that names `transformer_engine`, torchao's only in one that names
+`torchao`. A recipe built under an `if` (Megatron-LM's `get_fp4_recipe` under `if config.fp4_recipe == ...`, a
+script's `if args.mxfp8:`) or in a file that builds recipes of several formats (a helper that builds whichever
+recipe its caller configures) is chosen at run time and is not reported, and so is one built in a function the file
+calls only from such places (`if mode == "fp8" and apply_fp8(model):`), and so is one in a file that asks
+Transformer Engine whether the GPU runs it (`FP8GlobalStateManager.is_mxfp8_available()`, `check_fp8_support()`,
+...: its benchmarks build `MXFP8BlockScaling()` and skip it where it is not available). Nor is a recipe built in a
+function of a library module, one where nothing trains (no backward, optimizer step or GradScaler) and that has no
+`if __name__ == "__main__":` guard (Accelerate's `convert_model_to_fp8_ao`, a config's `__post_init__`): it builds
+the recipe for a caller that chose FP8, and the caller is what runs on the GPU. One finding per format and file.
 
 Nothing is reported for a file written for another accelerator, which never runs on the target GPUs: a Python
 module that imports `habana_frameworks`, `optimum.habana` or `torch_xla` at its top level (not under an `if` or
@@ -239,7 +240,14 @@ _TE_CLASS = {"FP8 delayed scaling": "DelayedScaling", "FP8 current scaling": "Fl
 
 def _recipes(ctx: CheckContext) -> Iterator[Finding]:
     """Transformer Engine recipes and torchao float8 configs built in a script, against the target GPUs."""
-    from precisionlint.checks._fp8_recipes import WORDS, constructions, inside_functions, runs_as_script, runs_on
+    from precisionlint.checks._fp8_recipes import (
+        WORDS,
+        asks_availability,
+        constructions,
+        inside_functions,
+        runs_as_script,
+        runs_on,
+    )
     from precisionlint.checks._gpu import file_trains, names, targets
     from precisionlint.sources.positions import node_span
     from precisionlint.sources.python_index import PythonIndex
@@ -250,6 +258,8 @@ def _recipes(ctx: CheckContext) -> Iterator[Finding]:
     gpus = targets(ctx)
     in_tests = is_test_code(ctx.document.path)
     index = PythonIndex.of(ctx.document)
+    if asks_availability(index.calls):
+        return  # the file asks Transformer Engine whether the GPU runs the recipe, and decides at run time
     seen: set[str] = set()
     # A function of a module where nothing trains and that never runs as a script (no `__main__` guard) is a
     # library helper (Accelerate's convert_model_to_fp8_ao, a config's __post_init__): it builds the recipe for

@@ -1,14 +1,17 @@
 """## What it does
 Finds a model cast to float16 or bfloat16 (`model.half()`, `.bfloat16()`, `.to(torch.float16)`,
 `.to(dtype=torch.bfloat16)`) whose parameters are handed to a `torch.optim` optimizer in the same scope
-(the same function, the module level, or the methods of one class for `self.model`), or to one of the
-optimizers of other libraries that update the parameters in their own dtype: Transformers' own `AdamW`,
-bitsandbytes' (`bnb.optim.AdamW8bit`, `PagedAdamW`, ...: their state is 8-bit or float32, the weights they
-write stay 16-bit) and apex's fused optimizers (`FusedAdam`) without `master_weights=True`. Optimizers passed
-straight into a wrapper (`FP16_Optimizer(torch.optim.Adam(...))`) and files using DeepSpeed or apex, which keep
-float32 master weights themselves, are not reported; neither is a model also cast back with `.float()`,
-nor a cast in an `if` branch that leaves the function (`return`, `raise`, `sys.exit()`) without stepping,
-backpropagating or naming the optimizer: an inference or export path, which no step of the optimizer follows.
+(the same function, the module level, or the methods of one class for `self.model`), or to one of the optimizers of
+other libraries that update the parameters in their own dtype: Transformers' own `AdamW`, bitsandbytes'
+(`bnb.optim.AdamW8bit`, `PagedAdamW`, ...: their state is 8-bit or float32, the weights they write stay 16-bit) and
+apex's fused optimizers (`FusedAdam`) without `master_weights=True`. Optimizers passed straight into a wrapper
+(`FP16_Optimizer(torch.optim.Adam(...))`) and files using DeepSpeed, apex or Megatron-FSDP (whose `fully_shard`
+keeps float32 main weights: `MixedPrecisionPolicy.main_params_dtype` defaults to `torch.float32` in
+megatron/core/distributed/fsdp/src/megatron_fsdp/mixed_precision.py, and `fully_shard_optimizer` steps them), which
+keep float32 master weights themselves, are not reported (a Megatron-FSDP file that writes `main_params_dtype=None`
+is: its 16-bit weights are then the main weights); neither is a model also cast back with `.float()`, nor a cast in
+an `if` branch that leaves the function (`return`, `raise`, `sys.exit()`) without stepping, backpropagating or
+naming the optimizer: an inference or export path, which no step of the optimizer follows.
 
 Weights created in 16 bits are found too:
 
@@ -106,6 +109,8 @@ READS = "torch"
 PYTHON_WORDS: tuple[bytes, ...] = (b"half", b"float16")
 
 _LOST = {"float16": "2**-11", "bfloat16": "2**-8 (~0.4%)"}
+# Megatron-FSDP, in Megatron-LM and as the standalone megatron-fsdp package
+_MEGATRON_FSDP = ("megatron.core.distributed.fsdp", "megatron_fsdp")
 
 
 def check(ctx: CheckContext) -> Iterator[Finding]:
@@ -113,6 +118,8 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
     in_tests = is_test_code(ctx.document.path)
     if model.frameworks & {"deepspeed", "apex"}:
         return
+    if model.table.imports.imports_any(_MEGATRON_FSDP) and "main_params_dtype=None" not in ctx.document.text:
+        return  # Megatron-FSDP keeps float32 main weights unless told not to
     adapters = model.table.imports.imports_any(("peft",))
     for optimizer in model.optimizers:
         if optimizer.wrapped:
