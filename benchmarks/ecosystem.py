@@ -97,18 +97,31 @@ def attribution(exe: str, repo: Path, timeout: float) -> dict[str, int]:
 
 def launches_and_pins(repo: Path) -> tuple[int, int, list[str]]:
     """(launch lines in the repository's shell scripts, those whose script resolves in the project, the pin files
-    the project model reads, relative to the repository), read in this process with the precisionlint beside it."""
+    the project model reads, relative to the repository), read in this process with the precisionlint beside it.
+    A pin file is read when it speaks for a file check reads: it is in that file's folder or one above it up to
+    the project's boundary, in the boundary's environment folders (docker/, requirements/), or in an in-project
+    package that one of those folders' code imports (a part's vendored package). A pin file no checked file is
+    under (docs/requirements.txt beside Markdown only) is not listed."""
     from precisionlint.frameworks.documents import load_document
-    from precisionlint.project import Directory, display_path, project_for
+    from precisionlint.project import display_path, project_for
+    from precisionlint.sources import format_of
 
     lines = resolved = 0
     pins: set[str] = set()
+    seen: set[str] = set()
     for folder, names, files in os.walk(repo):
         names[:] = [n for n in names if not n.startswith(".") and n not in ("node_modules", "__pycache__")]
-        directory = Directory(folder)
-        pins.update(os.path.relpath(os.path.join(folder, n), repo) for n in directory.pin_files())
-        if directory.boundary:
-            pins.update(os.path.relpath(os.path.join(folder, n), repo) for n in directory.wide_files())
+        if any(format_of(name) is not None for name in files):
+            for directory in project_for(os.path.join(folder, "_")).chain:
+                if directory.path in seen:
+                    continue
+                seen.add(directory.path)
+                read = [os.path.join(directory.path, n) for n in directory.pin_files()]
+                if directory.boundary:
+                    read += [os.path.join(directory.path, n) for n in directory.wide_files()]
+                for package in directory.imported():
+                    read += [os.path.join(package.path, n) for n in package.pin_files()]
+                pins.update(os.path.relpath(path, repo) for path in read)
         for name in files:
             if not name.endswith(".sh"):
                 continue

@@ -177,6 +177,12 @@ def test_the_ecosystem_report_counts_readers_launch_lines_and_pin_files(tmp_path
         "train.py": "import yaml\nfrom lightning import Trainer\n\ncfg = yaml.safe_load(open('configs/train.yaml'))\n"
                     "Trainer(precision=cfg['train']['precision'])\n",
         "run.sh": "python train.py --lr 1\ntorchrun missing.py\n",
+        # a part with its own requirements and a vendored package it imports; docs/ holds no checked file
+        "part/requirements.txt": "gradio\n",
+        "part/Vendored/requirements.txt": "torch==1.13.0\n",
+        "part/model.py": "from Vendored import encoder\n",
+        "docs/requirements.txt": "sphinx\n",
+        "docs/index.md": "# docs\n",
     }
     for name, text in files.items():
         (repo / name).parent.mkdir(parents=True, exist_ok=True)
@@ -191,4 +197,5 @@ def test_the_ecosystem_report_counts_readers_launch_lines_and_pin_files(tmp_path
     )
     assert "Config sections attributed by their reader: 1, by their keys: 1;" in result.stdout, result.stdout
     assert "Launch lines: 2 (1 start a script of the repository;" in result.stdout
-    assert "owner__repo: docker/environment.yml, pyproject.toml" in result.stdout
+    assert "owner__repo: docker/environment.yml, part/Vendored/requirements.txt, part/requirements.txt, " \
+        "pyproject.toml" in result.stdout
