@@ -12,7 +12,8 @@ that holds an interpolation (`${...}`) or a shell expansion is unknown, and an u
   or as overrides on a launch line. A side not written is verl's default only where the config is verl's own
   (`python -m verl.trainer.main_ppo` without `--config-path`, or a YAML whose defaults list names only
   `ppo_trainer` / `ppo_megatron_trainer`): read from the project's own `verl/trainer/config/` when it holds one
-  (a fork may change it), else bfloat16, every release's default.
+  (a fork may change it), else bfloat16, every release's default. A launch line naming the project's own config
+  (`--config-path` / `--config-name`) takes the side it does not set from that config (_named_config).
 - NeMo-RL: `policy.precision` against `policy.generation.vllm_cfg.precision`, both written in one file.
 - OpenRLHF: `--param_dtype` / `--ds.param_dtype` of `openrlhf.cli.train_ppo_ray` with vLLM engines, whose dtype
   OpenRLHF writes as bfloat16 whatever the actor's.
@@ -349,23 +350,90 @@ def _verl_launch(ctx: CheckContext, launch: Any, target: str, overrides: dict[st
     rollout_flag = overrides.get("actor_rollout_ref.rollout.dtype")
     if unknown or (rollout_flag is not None and canonical(rollout_flag.value) is None):
         return
+    if actor is None and rollout_flag is None:
+        return  # neither dtype is on the line: the configs and defaults are reported where they are written
+    own_rollout: Side | None = None
     if actor is None or rollout_flag is None:
-        # A side not on the line is verl's default only when the run uses verl's own config.
+        # A side not on the line is read from the project's config the line names (`--config-path` and
+        # `--config-name`), where it is written there; else it is verl's default, when the run uses verl's own
+        # config or a project config that composes only verl's.
         config_name = launch.script_flags.get("config_name")
         name = config_name.value if config_name is not None else "ppo_trainer"
-        if target != "verl.trainer.main_ppo" or "config_path" in launch.script_flags or name not in _VERL_BASES:
+        if target != "verl.trainer.main_ppo":
             return
-        strategy = strategy or _VERL_BASES[name]
+        if "config_path" in launch.script_flags or name not in _VERL_BASES:
+            named = _named_config(ctx, launch, name)
+            if named is None:
+                return
+            config_actor, own_rollout, config_strategy, composes_verl = named
+            strategy = strategy or config_strategy
+            actor = actor or config_actor
+            if (actor is None or (rollout_flag is None and own_rollout is None)) and not composes_verl:
+                return  # a side is set by a config the named one composes, which we do not read
+        else:
+            strategy = strategy or _VERL_BASES[name]
         defaults = _verl_defaults(ctx)
         actor = actor or _default_actor(defaults, strategy)
         if actor is None:
             return
     if rollout_flag is not None:
         rollout = Side(canonical(rollout_flag.value) or "", "actor_rollout_ref.rollout.dtype", rollout_flag.span, "")
+    elif own_rollout is not None:
+        rollout = own_rollout
     else:
         dtype, where = _verl_defaults(ctx)["rollout"]
         rollout = Side(dtype, "actor_rollout_ref.rollout.dtype", None, where)
     yield Pairing("verl", actor, rollout, _VERL_EFFECT)
+
+
+def _named_config(ctx: CheckContext, launch: Any,
+                  name: str) -> tuple[Side | None, Side | None, str | None, bool] | None:
+    """What the project's Hydra config named by a launch line (`--config-path DIR --config-name NAME`, the path
+    taken from the launch script's folder, then the project's) writes: the actor's side and the rollout's (each
+    None where not written), the actor's strategy, and whether it composes only verl's own trainer config (so
+    that a side it does not write has verl's default). None when the config cannot be found or read, or writes
+    a side that cannot be read (an interpolation)."""
+    import os
+
+    from precisionlint.project import disk_path, display_path
+    from precisionlint.project.hydra import defaults
+    from precisionlint.sources.tree import root_map
+
+    config_path = launch.script_flags.get("config_path")
+    folder = config_path.value if config_path is not None else ""
+    if not isinstance(folder, str) or not isinstance(name, str) or "$" in folder + name:
+        return None
+    path = ctx.project.resolve(disk_path(ctx.document), os.path.join(folder, name if name.endswith(".yaml")
+                                                                     else f"{name}.yaml"))
+    document = ctx.project.document(path) if path is not None else None
+    root = root_map(document.tree) if document is not None and document.format == "yaml" else None
+    if root is None or document is None or path is None:
+        return None
+    entries = [entry for entry in defaults(document) if entry is not None]
+    composes_verl = bool(entries) and all(not e.group and e.option in _VERL_BASES for e in entries)
+    where = f"written in {display_path(path)}"
+    section = _walk(root, "actor_rollout_ref")
+    if section is None or section.kind != "map":
+        return None, None, _VERL_BASES[entries[0].option] if composes_verl else None, composes_verl
+    written: dict[str, tuple[str | None, Span | None, bool]] = {}
+    for key in ("dtype", "fsdp_config.dtype", "megatron.dtype", "fsdp_config.mixed_precision.param_dtype"):
+        node = _walk(section, f"actor.{key}")
+        if node is not None:
+            written[key] = (canonical(node.value) if node.kind == "scalar" else None, None, True)
+    strategy_node = _walk(section, "actor.strategy")
+    strategy = _strategy(strategy_node.value) if strategy_node is not None and strategy_node.kind == "scalar" \
+        else (_VERL_BASES[entries[0].option] if composes_verl else None)
+    actor, unknown = _verl_actor(written, strategy, "actor_rollout_ref.actor.")
+    rollout_node = _walk(section, "rollout.dtype")
+    if unknown or (rollout_node is not None and (rollout_node.kind != "scalar" or canonical(rollout_node.value)
+                                                 is None)):
+        return None
+    if actor is not None:
+        actor = actor._replace(where=where)
+    rollout = None
+    if rollout_node is not None:
+        rollout = Side(canonical(rollout_node.value) or "", "actor_rollout_ref.rollout.dtype", None, where)
+    return actor, rollout, strategy, composes_verl
 
 
 def _flag_dtype(flag: Any) -> tuple[str | None, Span | None, bool]:

@@ -9,6 +9,10 @@ the other. It reads:
   `actor_rollout_ref.rollout.dtype`. A side that is not written has verl's default, bfloat16, where the run uses
   verl's own config (`verl.trainer.main_ppo` without `--config-path`, or a YAML composing only `ppo_trainer` /
   `ppo_megatron_trainer`); a project that holds its own `verl/trainer/config/` (a fork) is read for its defaults.
+  A launch line that names the project's own config (`--config-path DIR --config-name NAME`, DIR found from the
+  launch script's folder, then the project's) and sets one side takes the other from that config where it is
+  written there, else from verl's defaults when the config composes only verl's; a config that composes others
+  leaves the side unknown, and nothing is reported.
 - NeMo-RL: `policy.precision` against `policy.generation.vllm_cfg.precision`, both written.
 - OpenRLHF: `--ds.param_dtype fp16` (`--param_dtype` in 0.9.2 to 0.10.1) on an `openrlhf.cli.train_ppo_ray` line
   with vLLM engines (`--vllm.num_engines` / `--vllm_num_engines` above 0).
