@@ -61,23 +61,24 @@ and, since Transformer Engine 2.6, "MXFP8 (for all gemm layouts) is not supporte
 "torch._scaled_mm is only supported on CUDA devices with compute capability >= 9.0 or 8.9, or ROCm MI300+"
 (aten/src/ATen/native/cuda/Blas.cpp). Each fails the run when training starts, on the booked machine.
 
-NVFP4 on compute capability 12.x (RTX 50, RTX PRO 6000 Blackwell: 12.0; GB10: 12.1) passes that check, but the
-full NVFP4 recipe trains on 10.x only: `NVFP4BlockScaling()` turns on, for the gradients, stochastic rounding and a
+NVFP4 on compute capability 12.x (RTX 50, RTX PRO 6000 Blackwell: 12.0; GB10: 12.1) passes that check, but the full
+NVFP4 recipe trains on 10.x only: `NVFP4BlockScaling()` turns on, for the gradients, stochastic rounding and a
 random Hadamard transform (`fp4_quant_bwd_grad` in transformer_engine/common/recipe/__init__.py), and both were
 built for 10.x. Stochastic rounding uses the `cvt.rs` instruction, which exists on 10.0 and 10.3 only
 (`ARCH_HAS_STOCHASTIC_ROUNDING`, transformer_engine/common/util/ptx.cuh); elsewhere the kernel printed "FP4 cvt.rs
-PTX instructions are architecture-specific" and, its assert compiled out in release builds, quantized the
-gradients to zero, so training went on with zeroed gradients until Transformer Engine 2.19 rounds in software there
+PTX instructions are architecture-specific" and, its assert compiled out in release builds, quantized the gradients
+to zero, so training went on with zeroed gradients until Transformer Engine 2.19 rounds in software there
 (TransformerEngine#3281). The fused Hadamard kernel fails on 12.x with "CUDA Error: invalid argument"
-(TransformerEngine#2372, #2956, #3062) until 2.16 takes the unfused path there (#2968), and for grouped (MoE)
-layers until 2.19 (#3265). Transformer Engine's maintainers state the same support: the full NVFP4 recipe on 10.x,
-on 12.x the forward pass or training without RHT and stochastic rounding (TransformerEngine#3195). So a file that
-trains with `NVFP4BlockScaling` (or a Megatron-LM launch with `--fp4-format`, which builds it with its defaults)
-on a 12.x target is reported unless both `disable_rht=True` and `disable_stochastic_rounding=True` are passed, the
-environment variables `NVTE_NVFP4_DISABLE_RHT` / `NVTE_NVFP4_DISABLE_STOCHASTIC_ROUNDING` are named in it (which
-Transformer Engine reads as their defaults), or every Transformer Engine release the project declares trains what
-is left on: an error where the pins admit only releases that do not, a warning where no pin says which. A switch
-passed as a variable is chosen at run time and not judged; code that only runs the forward pass is not reported.
+(TransformerEngine#2372, #2956, #3062) until 2.16 takes the unfused path there (#2968), and for grouped (MoE) layers
+until 2.19 (#3265). Transformer Engine's maintainers state the same support: the full NVFP4 recipe on 10.x, on 12.x
+the forward pass or training without RHT and stochastic rounding (TransformerEngine#3195). So a file that trains
+with `NVFP4BlockScaling` (or a Megatron-LM launch with `--fp4-format`, which builds it with its defaults) on a 12.x
+target is reported unless both `disable_rht=True` and `disable_stochastic_rounding=True` are passed, the environment
+variables `NVTE_NVFP4_DISABLE_RHT` / `NVTE_NVFP4_DISABLE_STOCHASTIC_ROUNDING` are named in it (which Transformer
+Engine reads as their defaults), the project is Transformer Engine itself (its files run with its own tree), or
+every Transformer Engine release the project declares trains what is left on: an error where the pins admit only
+releases that do not, a warning where no pin says which. A switch passed as a variable is chosen at run time and not
+judged; code that only runs the forward pass is not reported.
 
 axolotl asks more of `fp8: true` than the hardware does: since 0.13.1 its config validation refuses it below
 compute capability 9.0 ("fp8 requested, but fp8 is not supported on this GPU"; `compute_supports_fp8` in
@@ -304,6 +305,8 @@ def _nvfp4_on_12x(ctx: CheckContext, gpus: tuple[Gpu, ...], call: ast.Call | Non
     twelve = [g for g in gpus if g.compute_capability is not None and (12, 0) <= g.compute_capability < (13, 0)]
     if not twelve:
         return None
+    if ctx.project.is_package("transformer-engine"):
+        return None  # Transformer Engine's own files run with the tree they are in, not an older release
     text = ctx.document.text
     declared = ctx.project.version("transformer-engine") or ctx.project.version("transformer-engine-torch")
     grouped = "GroupedLinear" in text or (call is None and "--num-experts" in text)  # Megatron's MoE layers

@@ -292,6 +292,12 @@ class Project:
                 yield directory.wide_pins
             yield directory.imported_pins
 
+    def is_package(self, name: str) -> bool:
+        """Whether the project is that package itself (its packaging files give the name): its files then run
+        with the package as this tree builds it, not a release its pins choose."""
+        wanted = _normal(name)
+        return any(wanted in _package_names(directory) for directory in self.chain if directory.boundary)
+
     def covers(self, file_path: str, found: VersionRange) -> bool:
         """Whether a declaration speaks for a file: an environment's pins (requirements, conda, Docker, lock
         files) for every file of the project, a package's metadata (setup.py, setup.cfg, pyproject.toml) for
