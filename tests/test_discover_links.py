@@ -180,6 +180,7 @@ def test_the_ecosystem_report_counts_readers_launch_lines_and_pin_files(tmp_path
         # a part with its own requirements and a vendored package it imports; docs/ holds no checked file
         "part/requirements.txt": "gradio\n",
         "part/Vendored/requirements.txt": "torch==1.13.0\n",
+        "part/Vendored/encoder.py": "import torch\n",
         "part/model.py": "from Vendored import encoder\n",
         "docs/requirements.txt": "sphinx\n",
         "docs/index.md": "# docs\n",

@@ -503,6 +503,7 @@ VENDORED_PART = {
     "requirements.txt": "torch\nfire\n",
     "imagebind_part/requirements.txt": "gradio\ntransformers\n",
     "imagebind_part/ImageBind/requirements.txt": "torch==1.13.0\ntorchvision==0.14.0\n",
+    "imagebind_part/ImageBind/data.py": "import torch\n",
     "imagebind_part/ImageBind/models/encoder.py": "import torch\n",
     "imagebind_part/llama/adapter.py": "from ImageBind.models import encoder\n",
     "imagebind_part/engine.py": DEPRECATED,

@@ -16,7 +16,7 @@ from __future__ import annotations
 import os
 import re
 
-from precisionlint.project.pin_files import dockerfiles, other_pin_files, requirement_files
+from precisionlint.project.pin_files import PROJECT_PIN_FOLDERS, dockerfiles, other_pin_files, requirement_files
 
 # Where the importing code is looked for: the folder's own files and its folders, this deep (the part's scripts
 # and its model package: imagebind_LLM/llama/llama_adapter.py), and this many files at most.
@@ -25,6 +25,9 @@ _MAX_FILES = 400
 _MAX_BYTES = 1_000_000
 _PACKAGE_PIN_FILES = ("pyproject.toml", "setup.py", "setup.cfg", "environment.yml", "environment.yaml")
 _SKIPPED = frozenset({"__pycache__", "node_modules", "site-packages"})
+# Folders that are never an imported package: documentation (Sphinx's conf.py is no package), and the folders that
+# hold the whole project's environment (docker/, requirements/: read as such at the boundary).
+_NOT_PACKAGES = frozenset({"docs", "doc", "documentation"}) | PROJECT_PIN_FOLDERS
 
 
 def _declares(names: frozenset[str]) -> bool:
@@ -33,10 +36,11 @@ def _declares(names: frozenset[str]) -> bool:
 
 
 def candidate_packages(path: str, names: frozenset[str]) -> list[str]:
-    """The folders directly inside `path` whose names can be imported and that hold a pin file."""
+    """The folders directly inside `path` whose names can be imported, that hold Python code of their own (a
+    module or a package's __init__.py at their top) and a pin file."""
     found = []
     for name in sorted(names):
-        if name.startswith(".") or name in _SKIPPED or not name.isidentifier():
+        if name.startswith(".") or name in _SKIPPED or name.lower() in _NOT_PACKAGES or not name.isidentifier():
             continue
         folder = os.path.join(path, name)
         if not os.path.isdir(folder):
@@ -45,7 +49,7 @@ def candidate_packages(path: str, names: frozenset[str]) -> list[str]:
             inside = frozenset(os.listdir(folder))
         except OSError:
             continue
-        if _declares(inside):
+        if _declares(inside) and any(entry.endswith(".py") and entry != "setup.py" for entry in inside):
             found.append(name)
     return found
 
