@@ -29,6 +29,11 @@ WARNS = (2, 4)
         ('version.parse(torch.__version__) >= version.parse("2.5")', (2, 5), None, True),  # the project's floor
         ('version.parse(torch.__version__) >= version.parse("2.5")', WARNS, Bound((2, 5), False), False),
         ('not version.parse(torch.__version__) < version.parse("1.6")', WARNS, None, True),
+        ("is_torch_greater_or_equal_than_1_10", WARNS, None, True),  # Transformers' flags
+        ("pytorch_utils.is_torch_less_than_1_11", WARNS, None, False),
+        ("_TORCH_GREATER_EQUAL_2_4", WARNS, None, True),  # Lightning's
+        ("_TORCH_GREATER_EQUAL_2_5", WARNS, None, None),
+        ("_TORCH_LESS_EQUAL_1_10_2", WARNS, None, False),
         ('version.parse(torch.__version__) >= version.parse("1.6") and version.parse(torch.__version__) '
          '< version.parse("2.5")', WARNS, None, None),
         ('version.parse(torch.__version__) < version.parse("1.6") or version.parse(torch.__version__) '
@@ -45,7 +50,8 @@ def test_outcome_over_a_range_of_releases(source: str, floor: tuple[int, ...], c
     [
         'torch.__version__ >= "1.6"',  # a string comparison: "2.10" < "2.4"
         'hasattr(torch, "amp")',
-        "TORCH_GREATER_EQUAL_2_4",  # a flag computed elsewhere
+        "TORCH_AT_LEAST_TWO",  # a flag computed elsewhere
+        "_TORCH_GREATER_EQUAL_2_4x",
         'version.parse(other.__version__) >= version.parse("1.6")',  # not torch
         'version.parse(torch.__version__) >= version.parse(minimum)',  # not a literal
         'version.parse(torch.__version__) >= version.parse("1.6") and cuda_ok',

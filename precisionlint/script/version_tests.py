@@ -9,13 +9,16 @@ the project declares), and hears True only when each test is decided for every o
 Read: a comparison of torch's version with a literal version, each side written as
 `version.parse(...)`/`Version(...)`/`LooseVersion(...)`/`StrictVersion(...)`/`parse_version(...)`/
 `digit_version(...)` of `torch.__version__`, `TORCH_VERSION` or `torch_version` (or such a name alone, compared
-with a parsed literal); `not`, `and`, `or` of those. Anything else (`hasattr`, a string comparison, whose order is
-not the versions' order, a flag computed elsewhere) is undecided: the branch stays a compatibility fallback.
+with a parsed literal); the flags Lightning and Transformers define that way (`_TORCH_GREATER_EQUAL_2_4`,
+`is_torch_greater_or_equal_than_1_10`); `not`, `and`, `or` of those. Anything else (`hasattr`, a string
+comparison, whose order is not the versions' order, a flag computed elsewhere) is undecided: the branch stays a
+compatibility fallback.
 """
 
 from __future__ import annotations
 
 import ast
+import re
 from typing import NamedTuple
 
 from precisionlint.project.versions import Bound, Version, parse_version
@@ -57,8 +60,34 @@ def _literal(node: ast.expr) -> Version | None:
     return None
 
 
+# The libraries' own flags, each defined as a comparison of torch's version: Lightning's `_TORCH_GREATER_EQUAL_2_4`
+# (RequirementCache("torch>=2.4")) and `_TORCH_LESS_EQUAL_1_10_2`, Transformers' `is_torch_greater_or_equal_than_1_10`
+# and `is_torch_less_than_1_11` (transformers/pytorch_utils.py)
+_FLAGS = (
+    (re.compile(r"_?TORCH_GREATER_EQUAL_(\d+(?:_\d+)+)"), ast.GtE),
+    (re.compile(r"_?TORCH_LESS_EQUAL_(\d+(?:_\d+)+)"), ast.LtE),
+    (re.compile(r"is_torch_greater_or_equal_than_(\d+(?:_\d+)+)"), ast.GtE),
+    (re.compile(r"is_torch_less_than_(\d+(?:_\d+)+)"), ast.Lt),
+)
+
+
+def _flag(test: ast.expr) -> tuple[type[ast.cmpop], Version] | None:
+    name = test.id if isinstance(test, ast.Name) else test.attr if isinstance(test, ast.Attribute) else None
+    if name is None or len(name) > 64:
+        return None
+    for pattern, op in _FLAGS:
+        match = pattern.fullmatch(name)
+        if match is not None:
+            found = parse_version(match.group(1).replace("_", "."))
+            return (op, found[0]) if found is not None else None
+    return None
+
+
 def comparison(test: ast.expr) -> tuple[type[ast.cmpop], Version] | None:
     """`(ast.GtE, (1, 6))` for a test that reads "torch's version >= 1.6", else None."""
+    flag = _flag(test)
+    if flag is not None:
+        return flag
     if not isinstance(test, ast.Compare) or len(test.ops) != 1:
         return None
     left, right, op = test.left, test.comparators[0], type(test.ops[0])

@@ -1,4 +1,5 @@
 import torch
+from lightning.fabric.utilities.imports import _TORCH_GREATER_EQUAL_2_4
 from packaging import version
 
 # The old versions' branch: no torch that warns runs it
@@ -24,3 +25,9 @@ if torch.__version__ >= "1.6":
 # the newer versions' branch, but the file never calls what it imports: nothing warns
 if version.parse(torch.__version__) >= version.parse("1.6"):
     from torch.cuda.amp import custom_bwd
+
+# Lightning's flag for torch >= 2.4: the deprecated spelling is the older versions' branch
+if _TORCH_GREATER_EQUAL_2_4:
+    scaler = torch.amp.GradScaler("cuda")
+else:
+    scaler = torch.cuda.amp.GradScaler()
