@@ -36,7 +36,7 @@ class Counts(NamedTuple):
 
 
 def compare(root: Path) -> Counts:
-    from precisionlint.cli.check_command import resolve_rules
+    from precisionlint.cli.rule_selection import resolve_rules
     from precisionlint.engine.decoding import decode_source
     from precisionlint.run.config import load_config
     from precisionlint.run.runner import RunRequest, run_check

@@ -114,7 +114,7 @@ def test_advise_write_keeps_bom_and_crlf(tmp_path: Path) -> None:
 
 
 def _fix_in_process(root: Path) -> Any:
-    from precisionlint.cli.check_command import default_rules
+    from precisionlint.cli.rule_selection import default_rules
     from precisionlint.run.config import load_config
     from precisionlint.run.runner import RunRequest, run_check
 
@@ -206,6 +206,7 @@ def test_add_noqa_leaves_a_file_saved_since_the_check(tmp_path: Path, monkeypatc
     moves every finding down. The directives belong to the lines that were checked, so the file is left as the
     editor saved it and the user told (--add-noqa put them on the lines of the new text, one line off)."""
     from precisionlint.cli import check_command
+    from precisionlint.cli.check_options import parse_fast
     from precisionlint.run import runner
 
     script = tmp_path / "train.py"
@@ -220,7 +221,7 @@ def test_add_noqa_leaves_a_file_saved_since_the_check(tmp_path: Path, monkeypatc
 
     monkeypatch.setattr(runner, "run_check", check_then_editor_saves)
     monkeypatch.chdir(tmp_path)
-    values = check_command.parse_fast(["--no-progress", "--no-cache", "--add-noqa", "train.py"])
+    values = parse_fast(["--no-progress", "--no-cache", "--add-noqa", "train.py"])
     assert values is not None
     code = check_command.execute(values)
     err = capsys.readouterr().err
@@ -505,7 +506,7 @@ def test_module_names_rebound_before_every_step_are_analysed_in_linear_time() ->
     import time
 
     from benchmarks.script_scaling import rebound
-    from precisionlint.cli.check_command import default_rules
+    from precisionlint.cli.rule_selection import default_rules
     from precisionlint.engine.check import check_bytes
     from precisionlint.engine.options import EngineOptions
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from precisionlint.cli.check_command import OPTIONS, parse_fast
+from precisionlint.cli.check_options import OPTIONS, parse_fast
 from precisionlint.cli.commands import check
 
 AGREE = [

@@ -513,7 +513,7 @@ def test_readme_configuration_example_is_valid(tmp_path: Path) -> None:
 
 
 def test_readme_documents_every_option_of_check() -> None:
-    from precisionlint.cli.check_command import OPTIONS
+    from precisionlint.cli.check_options import OPTIONS
 
     readme = (ROOT / "README.md").read_text()
     table = readme.split("### Options of `check`")[1].split("Exit codes")[0]

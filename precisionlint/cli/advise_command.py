@@ -237,7 +237,7 @@ def _hf_tf32_accepted(gpu: Gpu) -> bool:
 def _introduced_findings(path: str, old: str, new: str, targets: tuple[Gpu, ...]) -> list[Any]:
     """Findings that `check` (default rules, the same GPUs) reports on the written text and not on the old one:
     what advise writes must pass its own check."""
-    from precisionlint.cli.check_command import default_rules
+    from precisionlint.cli.rule_selection import default_rules
     from precisionlint.engine.check import check_bytes
     from precisionlint.engine.options import EngineOptions
     from precisionlint.sources import format_of

@@ -64,8 +64,8 @@ def main() -> None:
 
 
 def _check_options(func):  # type: ignore[no-untyped-def]
-    """The click options of `check`, from the one table that the fast path reads too (check_command.OPTIONS)."""
-    from precisionlint.cli.check_command import OPTIONS
+    """The click options of `check`, from the one table that the fast path reads too (check_options.OPTIONS)."""
+    from precisionlint.cli.check_options import OPTIONS
 
     for option in reversed(OPTIONS):
         kwargs: dict = {"help": option.help}
@@ -91,7 +91,8 @@ def _check_options(func):  # type: ignore[no-untyped-def]
 @_check_options
 def check(**values: object) -> None:
     """Check trainer configs (TOML, YAML, JSON) and training scripts (Python) for precision mistakes."""
-    from precisionlint.cli.check_command import UsageError, execute
+    from precisionlint.cli.check_command import execute
+    from precisionlint.run.config import UsageError
 
     try:
         code = execute(values)
@@ -164,7 +165,7 @@ def rule(name: str | None, every: bool) -> None:
 
 
 def _print_rule(one) -> None:  # type: ignore[no-untyped-def]
-    from precisionlint.cli.check_command import OPT_IN_RULES
+    from precisionlint.cli.rule_selection import OPT_IN_RULES
 
     fixable = " (fixable)" if one.fixable else ""
     opt_in = " Off unless selected (by name, code or ALL)." if one.name in OPT_IN_RULES else ""
@@ -202,7 +203,7 @@ def frameworks_of(rule) -> str:  # type: ignore[no-untyped-def]
 def rules_command(output_format: str) -> None:
     """List every rule, with the frameworks it covers (markdown: the README's rule table)."""
     from precisionlint.checks import all_rules
-    from precisionlint.cli.check_command import OPT_IN_RULES
+    from precisionlint.cli.rule_selection import OPT_IN_RULES
 
     rules = all_rules()
     if output_format == "markdown":

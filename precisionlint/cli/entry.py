@@ -1,4 +1,4 @@
-"""The console script. A plain `precisionlint check ...` runs without importing click (check_command.py says
+"""The console script. A plain `precisionlint check ...` runs without importing click (check_options.py says
 why and how); everything else, and anything the fast path does not fully understand, goes to the click CLI."""
 
 from __future__ import annotations
@@ -52,14 +52,17 @@ def _main() -> None:
     _quiet_until_installed()
     argv = sys.argv[1:]
     if argv[:1] == ["check"]:
-        from precisionlint.cli import check_command
-        from precisionlint.core.interrupts import Terminated
+        from precisionlint.cli.check_options import parse_fast
 
-        values = check_command.parse_fast(argv[1:])
+        values = parse_fast(argv[1:])
         if values is not None:
+            from precisionlint.cli import check_command
+            from precisionlint.core.interrupts import Terminated
+            from precisionlint.run.config import UsageError
+
             try:
                 code = check_command.execute(values)
-            except check_command.UsageError:
+            except UsageError:
                 pass  # nothing was printed yet: click says it, with the usage line
             except (KeyboardInterrupt, Terminated) as exc:
                 sys.exit(check_command.interrupted(exc))

@@ -43,6 +43,11 @@ class ConfigError(Exception):
     """A configuration problem: the CLI prints it on one line and exits with code 2."""
 
 
+class UsageError(Exception):
+    """A mistake in the command line or its values (an unknown rule or GPU); the CLI shows it as click's usage
+    error (exit 2)."""
+
+
 class Config:
     """The validated settings. A plain class, like the engine's other per-run objects: `check` starts on every
     commit, and the dataclasses module costs it more than every class it would save."""

@@ -13,7 +13,7 @@ from typing import Any
 
 from precisionlint.checks import Rule, all_rules
 from precisionlint.core.model import Finding, Severity
-from precisionlint.run.config import Config, ConfigError, ConfigFinder
+from precisionlint.run.config import Config, ConfigError, ConfigFinder, UsageError
 
 
 class FileSettings:
@@ -113,7 +113,6 @@ class RunOutcome:
 def _targets(names: list[str]) -> tuple:
     if not names:
         return ()
-    from precisionlint.cli.check_command import UsageError
     from precisionlint.hardware.gpu import UnknownGpuError
     from precisionlint.hardware.targets import resolve_targets
 

@@ -26,7 +26,7 @@ from precisionlint.core.model import Document, Edit, Finding, Fix, Format, Sourc
 from precisionlint.engine.check import check_source
 from precisionlint.engine.options import EngineOptions
 from precisionlint.engine.results import FileResult
-from precisionlint.run.config import CONFIG_NAMES, Config, ConfigError, load_config
+from precisionlint.run.config import CONFIG_NAMES, Config, ConfigError, UsageError, load_config
 from precisionlint.sources import Limits, format_of
 
 # PEP 263: a coding cookie must stay on the first or second line, above any directive we add.
@@ -50,7 +50,7 @@ class ProjectSettings:
 
 
 def _options(config: Config) -> EngineOptions:
-    from precisionlint.cli.check_command import gpus_for, rules_for
+    from precisionlint.cli.rule_selection import gpus_for, rules_for
     from precisionlint.run.runner import validate_per_file_ignores
 
     # The same resolution as `check` (select, extend-select, ignores, gpus and custom-gpus).
@@ -65,7 +65,6 @@ def _options(config: Config) -> EngineOptions:
 def settings_from(config_file: Path | None) -> ProjectSettings:
     """The settings of one configuration file (None: the defaults). Never raises: a configuration that cannot
     be used gives the defaults and an error to show."""
-    from precisionlint.cli.check_command import UsageError
     from precisionlint.hardware.gpu import UnknownGpuError
 
     try:
