@@ -26,7 +26,7 @@ from precisionlint.core.memory import ran_out_of_memory
 from precisionlint.core.model import Document, Finding, Format, SourceFile
 from precisionlint.engine.decoding import decode_source
 from precisionlint.engine.gate import needs_script_model, python_tree_is_read
-from precisionlint.engine.guard import Guard, TimeLimitExceeded
+from precisionlint.engine.guard import within_time_limit
 from precisionlint.engine.options import EngineOptions
 from precisionlint.engine.prefilter import might_hold_findings
 from precisionlint.engine.reading import read_source
@@ -98,28 +98,17 @@ def check_bytes(display: str, data: bytes, fmt: Format, options: EngineOptions) 
                 f"analysing this {len(data):,}-byte file would take about {needed / 1e6:,.0f} MB of memory, over "
                 f"the {budget / 1e6:,.0f} MB limit (max-memory); not checked",
             )])
-    guard = Guard(options.limits)
-    try:
-        try:
-            guard.enter()
-            return _check_bytes(display, data, fmt, options)
-        finally:
-            guard.exit()
-    except TimeLimitExceeded:
-        while True:  # the timer may have fired inside exit(): finish restoring the process state
-            try:
-                guard.exit()
-                break
-            except TimeLimitExceeded:
-                continue
-        seconds = options.limits.max_parse_time
-        return FileResult(
-            display,
-            [engine_finding(
-                LIMIT_EXCEEDED, display,
-                f"took more than {seconds:g} s of CPU time to analyse (max-parse-time); not checked",
-            )],
-        )
+    result = within_time_limit(options.limits, _check_bytes, display, data, fmt, options)
+    if result is not None:
+        return result
+    seconds = options.limits.max_parse_time
+    return FileResult(
+        display,
+        [engine_finding(
+            LIMIT_EXCEEDED, display,
+            f"took more than {seconds:g} s of CPU time to analyse (max-parse-time); not checked",
+        )],
+    )
 
 
 def _check_bytes(display: str, data: bytes, fmt: Format, options: EngineOptions) -> FileResult:

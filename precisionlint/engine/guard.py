@@ -4,9 +4,13 @@ from __future__ import annotations
 
 import gc
 import sys
-from typing import Any
+from collections.abc import Callable
+from typing import Any, ParamSpec, TypeVar
 
 from precisionlint.sources import Limits
+
+_P = ParamSpec("_P")
+_T = TypeVar("_T")
 
 
 class TimeLimitExceeded(BaseException):
@@ -90,3 +94,25 @@ class Guard:
             self.collecting = False
         if self.old_limit and sys.getrecursionlimit() != self.old_limit:
             sys.setrecursionlimit(self.old_limit)
+
+
+def within_time_limit(limits: Limits, work: Callable[_P, _T], *args: _P.args, **kwargs: _P.kwargs) -> _T | None:
+    """`work(*args, **kwargs)` (which never returns None) under a Guard (the deeper recursion limit, the CPU-time
+    limit); None when it ran over max-parse-time, and the caller reports that. The process state is restored
+    either way, also when the timer fires while it is being restored. Checking a file (engine.check) and fixing
+    it (fix.apply) both run under it."""
+    guard = Guard(limits)
+    try:
+        try:
+            guard.enter()
+            return work(*args, **kwargs)
+        finally:
+            guard.exit()
+    except TimeLimitExceeded:
+        while True:  # the timer may have fired inside exit(): finish restoring the process state
+            try:
+                guard.exit()
+                break
+            except TimeLimitExceeded:
+                continue
+    return None

@@ -186,22 +186,11 @@ def fix_text(display: str, text: str, fmt: Format, options: EngineOptions, unsaf
              ignored: set[str] | frozenset[str] = frozenset()) -> FileFixResult:
     """Check, fix, re-check until no applicable fix remains, within the file's CPU-time limit. Pure: reads
     and writes no file."""
-    from precisionlint.engine.guard import Guard, TimeLimitExceeded
+    from precisionlint.engine.guard import within_time_limit
 
-    guard = Guard(options.limits)
-    try:
-        try:
-            guard.enter()
-            return _fix_passes(display, text, fmt, options, unsafe, ignored)
-        finally:
-            guard.exit()
-    except TimeLimitExceeded:
-        while True:  # the timer may have fired inside exit(): finish restoring the process state
-            try:
-                guard.exit()
-                break
-            except TimeLimitExceeded:
-                continue
+    result = within_time_limit(options.limits, _fix_passes, display, text, fmt, options, unsafe, ignored)
+    if result is not None:
+        return result
     return _over_limit(display, text, fmt, options, ignored,
                        f"took more than {options.limits.max_parse_time:g} s of CPU time to fix (max-parse-time)")
 
