@@ -547,6 +547,7 @@ RULE_WORDS: tuple[tuple[str, tuple[bytes, ...], tuple[bytes, ...], tuple[str, ..
     ('scaler_step_bypassed', (), (b'GradScaler', b'.scale('), ('GradScaler', '.scale(', 'unscale_'), ()),
     ('scaler_with_half_params', (), (b'GradScaler', b'half', b'float16', b'fp16'), ('GradScaler',), ()),
     ('tf32_unsupported_gpu', (), (b'tf32', b'fp32_precision', b'precision'), (), ()),
+    ('torch_autocast_beside_deepspeed_precision', (), (), (), ('autocast',)),
     ('unnecessary_grad_scaler', (), (b'GradScaler', b'.scale('), ('GradScaler', '.scale(', 'unscale_'), ()),
 )
 
