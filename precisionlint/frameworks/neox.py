@@ -50,7 +50,7 @@ def attribute(root: Any, facts: Facts) -> Iterator[Section]:
     if root is None or root.kind != "map":
         return
     found = normalized_keys(root) & MARKERS
-    if len(found) < 2:
+    if len(found) < 2 or _instantiated(root):
         return
     evidence = f"GPT-NeoX keys {described(found)}"
     if root.get("precision") is not None:
@@ -58,3 +58,15 @@ def attribute(root: Any, facts: Facts) -> Iterator[Section]:
     if deepspeed.has_blocks(root):
         yield Section(deepspeed.NAME, "neox.deepspeed", root, (), deepspeed.ROWS, CERTAIN,
                       f"DeepSpeed blocks of a GPT-NeoX config ({evidence})")
+
+
+def _instantiated(root: Any) -> bool:
+    """A config whose top names the class it builds (`target: nemo.collections...MegatronT5Model`, Hydra's
+    `_target_`) belongs to that class, not to NeoX: NeoX's arguments have no such key, while NeMo's saved model
+    configs carry NeoX-like model keys (`num_layers`, `hidden_size`, `max_position_embeddings`)."""
+    for key in ("target", "_target_"):
+        entry = root.get(key)
+        value = entry.value.value if entry is not None and entry.value.kind == "scalar" else None
+        if isinstance(value, str) and "." in value:
+            return True
+    return False
