@@ -545,6 +545,33 @@ def test_a_signal_during_start_up_is_one_line_not_a_traceback(tmp_path: Path, si
 
 
 
+@pytest.mark.parametrize("signame", ["SIGHUP", "SIGQUIT"])
+def test_a_terminal_signal_while_the_fixed_file_is_written_leaves_no_temporary_file(tmp_path: Path,
+                                                                                    signame: str) -> None:
+    """The signal lands exactly while --fix flushes its new file (the process sends it to itself from inside
+    os.fsync): it waits until that file is gone or in place, then ends the run with one line. By their default
+    action SIGHUP and SIGQUIT ended the process there and left `.train.toml.*.tmp` beside the file."""
+    import signal
+
+    signum = getattr(signal, signame)
+    (tmp_path / "train.toml").write_bytes(TOML)
+    code = ("import os, runpy, signal, sys\n"
+            "flush = os.fsync\n"
+            "def fsync(fd):\n"
+            f"    os.kill(os.getpid(), signal.{signame})\n"
+            "    return flush(fd)\n"
+            "os.fsync = fsync\n"
+            "sys.argv[0] = 'precisionlint'\n"
+            "runpy.run_module('precisionlint', run_name='__main__', alter_sys=True)\n")
+    arguments = ["check", "--no-progress", "--no-cache", "--fix", "--unsafe-fixes", "train.toml"]
+    done = subprocess.run([sys.executable, "-c", code, *arguments], cwd=tmp_path, capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 128 + signum, (done.returncode, done.stderr)
+    assert done.stderr.strip().splitlines()[-1] == "precisionlint: error: terminated", done.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["train.toml"]
+    assert (tmp_path / "train.toml").read_bytes() in (TOML, TOML_FIXED)
+
+
 def test_file_names_with_control_characters_are_escaped_in_text_output(tmp_path: Path) -> None:
     name = "evil\nfake.yaml:1:1: PL001 [error] forged\x1b[2K.toml"
     (tmp_path / name).write_bytes(TOML)
