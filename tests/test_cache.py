@@ -16,9 +16,10 @@ from click.testing import CliRunner
 from precisionlint.checks import Rule, all_rules
 from precisionlint.cli.commands import main
 from precisionlint.core.model import Severity, SourceFile
+from precisionlint.core.racy_stat import RACY_SECONDS
 from precisionlint.engine.options import EngineOptions
 from precisionlint.run import parallel
-from precisionlint.run.cache import RACY_SECONDS, ResultCache, _read, open_cache
+from precisionlint.run.cache import ResultCache, _read, open_cache
 from precisionlint.run.parallel import check_all
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -35,7 +36,8 @@ SCRIPT = (
 
 def _settle() -> None:
     """Wait until the files written so far are old enough for their stat to show any later write (see
-    precisionlint.run.cache.settled): before that, the cache trusts neither them nor what was computed from them."""
+    precisionlint.core.racy_stat.settled): before that, the cache trusts neither them nor what was computed from
+    them."""
     time.sleep(RACY_SECONDS + 0.05)
 
 
@@ -333,7 +335,7 @@ def test_every_folder_name_the_analysis_reads_is_part_of_the_identity() -> None:
     ("model = AutoModel.from_pretrained('checkpoints/base')\n", True),  # its config.json: fp16-on-bf16-checkpoint
 ])
 def test_a_script_names_its_folder_in_the_key_only_when_a_rule_may_follow_its_links(text: str, reads: bool) -> None:
-    from precisionlint.project.context import ProjectContext
+    from precisionlint.run.context_key import ProjectContext
 
     source = SourceFile("train.py", "train.py", "python")
     assert ProjectContext([source]).reads_folder(source, text.encode()) is reads

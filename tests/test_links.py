@@ -215,7 +215,7 @@ def test_a_cached_launcher_result_follows_a_rewrite_of_its_script_that_keeps_siz
     import sys
     import time
 
-    from precisionlint.run.cache import RACY_SECONDS
+    from precisionlint.core.racy_stat import RACY_SECONDS
 
     script = LAUNCHED_SCRIPT
     files = {f"pkg/m{i:02}.py": f"import torch\nx{i} = torch.zeros(1)\n" for i in range(40)}

@@ -13,7 +13,7 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from precisionlint.cli.commands import main
-from precisionlint.run.cache import RACY_SECONDS
+from precisionlint.core.racy_stat import RACY_SECONDS
 
 DS_CONFIG = '{"train_micro_batch_size_per_gpu": 4, "bf16": {"enabled": true}}\n'
 SETUP = 'from setuptools import setup\n\nsetup(name="{name}", install_requires=["torch"])\n'
@@ -41,7 +41,7 @@ def test_a_gaudi_project_s_deepspeed_config_is_not_about_the_target_gpus_and_the
     (project / "examples").mkdir(parents=True)
     (project / "setup.py").write_text(SETUP.format(name="optimum-habana"))
     (project / "examples" / "ds_config.json").write_text(DS_CONFIG)
-    time.sleep(RACY_SECONDS + 0.05)  # old enough for the cache to trust (see precisionlint.run.cache.settled)
+    time.sleep(RACY_SECONDS + 0.05)  # old enough for the cache to trust (see precisionlint.core.racy_stat.settled)
     # --select PL302 alone: the rule reads the project by itself, so its results are keyed by the pin files.
     assert _run(tmp_path, project, "--select", "PL302") == []
     assert _run(tmp_path, project, "--select", "PL302") == []  # warm

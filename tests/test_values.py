@@ -341,7 +341,7 @@ def test_a_cached_result_follows_an_edited_launch_line(tmp_path: Path) -> None:
     launcher.write_text("python train.py --precision bf16-mixed\n")
     for path in tmp_path.iterdir():
         os.utime(path, ns=(1_600_000_000_123_456_789,) * 2)
-    time.sleep(0.5)  # settled (precisionlint.run.cache.settled): the cache keeps the results
+    time.sleep(0.5)  # settled (precisionlint.core.racy_stat.settled): the cache keeps the results
     command = [sys.executable, "-m", "precisionlint", "check", "--select", "PL101", "--output-format", "json", "."]
     first = subprocess.run(command, capture_output=True, text=True, cwd=tmp_path)
     assert (first.returncode, json.loads(first.stdout)) == (0, []), first.stderr

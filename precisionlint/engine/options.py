@@ -14,7 +14,7 @@ from precisionlint.sources import Limits
 class ContextKey(Protocol):
     """For one file, a string that names everything outside its own bytes that its findings depend on (for a
     rule that reads other files: the pins it reads, and for a file that names others, its folder and the
-    files it can name). See precisionlint.project.context."""
+    files it can name). See precisionlint.run.context_key."""
 
     def portable(self, source: SourceFile) -> str:
         """The part of the key that holds for any content at this path and does not name the folder."""

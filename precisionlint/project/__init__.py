@@ -22,7 +22,7 @@ import time
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
-from precisionlint.run.cache import UNSETTLED, settled
+from precisionlint.core.racy_stat import UNSETTLED, settled
 
 if TYPE_CHECKING:
     from precisionlint.core.model import Document
@@ -223,7 +223,7 @@ def file_signature(path: str, now_ns: int | None = None) -> str | None:
     """What stat says of a file another file's findings read (size, modification and change times, inode),
     or None when it cannot be had. The change time moves on every write, even one that puts the old
     modification time back. A file changed so recently before `now_ns` (the run's start) that it may change
-    again within the same timestamp tick, unseen by stat (precisionlint.run.cache.settled), gets the cache's
+    again within the same timestamp tick, unseen by stat (precisionlint.core.racy_stat.settled), gets the cache's
     UNSETTLED mark: results that depend on it are not stored, so that no later run reuses them."""
     try:
         info = os.stat(path)

@@ -27,7 +27,7 @@ from precisionlint.sources.python_index import PythonIndex  # the file's one wal
 from precisionlint.sources.tree import roots
 
 # The names scripts call `deepspeed.initialize` through: the module's own and the aliases it is imported as.
-# Quick text tests before a tree walk (project.scripts, project.context) look for these same words.
+# Quick text tests before a tree walk (project.scripts, run.context_key) look for these same words.
 DEEPSPEED_NAMES = ("deepspeed", "ds", "DeepSpeed")
 DEEPSPEED_WORDS = r"\b(?:" + "|".join(DEEPSPEED_NAMES) + r")\b"  # a regular expression
 

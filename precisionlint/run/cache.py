@@ -57,6 +57,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from precisionlint.core.model import Edit, Finding, Fix, Related, Severity, Span
+from precisionlint.core.racy_stat import UNSETTLED, settled
 
 if TYPE_CHECKING:
     from precisionlint.engine.options import EngineOptions
@@ -179,11 +180,6 @@ def _well_typed(finding: Finding) -> bool:
                 and isinstance(e.replacement, str) for e in fix.edits)
     )
     return span_ok and texts_ok and cell_ok and related_ok and fix_ok
-
-
-# In a context key: a file the findings read was changed too recently for its stat to show a further change
-# (precisionlint.project.file_signature). Such results are not stored.
-UNSETTLED = "~unsettled"
 
 
 def cacheable(result: FileResult) -> bool:
@@ -336,26 +332,11 @@ class ResultCache:
 # The file index: what a file's bytes showed, by the stat of the file (see the module's docstring)
 # ---------------------------------------------------------------------------------------------------------------
 
-# A file whose modification or change time is this close to the run's start may be written again within the same
-# timestamp tick after it was read, and its stat could not show that write: it is not trusted (racy git). File
-# systems keep times to the nanosecond (ext4, XFS, Btrfs, APFS, tmpfs; Linux stamps them from a clock that lags
-# by up to one scheduler tick, 10 ms at most), 10 ms (exFAT), 1 s (HFS+, ext3) or 2 s (FAT). A time that is a
-# whole second may come from a coarse one (or from an archive's extraction, whose files are old anyway): then
-# the wider margin holds.
-RACY_SECONDS = 0.2
-COARSE_RACY_SECONDS = 2.0
-
-
-def settled(info: os.stat_result, now_ns: int) -> bool:
-    """Whether every write to this file after `now_ns` must change what stat says of it (its times moved)."""
-    coarse = info.st_mtime_ns % 1_000_000_000 == 0 or info.st_ctime_ns % 1_000_000_000 == 0
-    margin = COARSE_RACY_SECONDS if coarse else RACY_SECONDS
-    return max(info.st_mtime_ns, info.st_ctime_ns) < now_ns - int(margin * 1e9)
 # Windows reports the creation time as st_ctime, which a rewrite in place does not move.
 USES_INDEX = os.name != "nt"
 
 HOLDS = 1  # the prefilter lets the bytes through (engine.prefilter.might_hold_findings)
-NAMES_OTHERS = 2  # the context key names the folder (project.context.names_other_files)
+NAMES_OTHERS = 2  # the context key names the folder (run.context_key.names_other_files)
 
 
 def stat_key(info: os.stat_result) -> tuple[int, int, int, int, int]:

@@ -108,7 +108,7 @@ def check_all(
     from precisionlint.engine.prefilter import might_hold_findings
     from precisionlint.engine.reading import read_source
     from precisionlint.engine.results import FileResult, release, relocate
-    from precisionlint.project.context import names_other_files
+    from precisionlint.run.context_key import names_other_files
 
     tick = progress or _no_progress
     results: list[FileResult | None] = [None] * len(sources)

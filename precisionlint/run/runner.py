@@ -227,7 +227,7 @@ def _run_group(settings: FileSettings, files: list[Any], request: RunRequest, ad
                every_file: list[Any]) -> RunOutcome:
     from precisionlint.engine.check import check_bytes
     from precisionlint.engine.options import EngineOptions
-    from precisionlint.project.context import context_function
+    from precisionlint.run.context_key import context_function
     from precisionlint.run.parallel import check_all, default_jobs
     from precisionlint.sources import Limits
 

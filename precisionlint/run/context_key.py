@@ -1,4 +1,4 @@
-"""The engine's context key for project-aware rules: what a file's findings depend on outside its own bytes.
+"""A run's context key for project-aware rules: what a file's findings depend on outside its own bytes.
 
 The engine analyses identical content once and the cache reuses results by content; a rule that reads pins or
 linked files makes a file's findings depend on its project's pin files and, where it names other files, on its
@@ -144,6 +144,6 @@ def _signature(
                 parts.append(f"{source.fs_path}:{signature}")
     text = "\n".join(parts)
     digest = content_digest(text.encode("utf-8", "surrogateescape"))
-    from precisionlint.run.cache import UNSETTLED
+    from precisionlint.core.racy_stat import UNSETTLED
 
     return digest + UNSETTLED if UNSETTLED in text else digest
