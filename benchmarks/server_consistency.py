@@ -37,10 +37,10 @@ class Counts(NamedTuple):
 
 def compare(root: Path) -> Counts:
     from precisionlint.cli.rule_selection import resolve_rules
-    from precisionlint.engine.decoding import decode_source
     from precisionlint.run.config import load_config
     from precisionlint.run.runner import RunRequest, run_check
     from precisionlint.server.analysis import ProjectConfigs, analyse, can_suppress, line_suppression, verified_fix
+    from precisionlint.sources.decoding import decode_source
 
     os.chdir(root)
     config = load_config()

@@ -248,10 +248,10 @@ def test_prefilter_is_exactly_a_search_for_its_words(pieces: list[bytes], fmt: s
 
 def test_python_settings_guard_is_sound() -> None:
     """load_document skips python_settings() when no framework module is named: never when it finds one."""
-    from precisionlint.engine.decoding import decode_source
     from precisionlint.frameworks import python_settings
     from precisionlint.frameworks.documents import load_document
     from precisionlint.frameworks.python_calls import may_import_a_framework
+    from precisionlint.sources.decoding import decode_source
 
     for path in sorted(ROOT.glob("rules/*/*.py")) + sorted(ROOT.glob("examples/**/*.py")):
         try:

@@ -22,9 +22,9 @@ from hypothesis import strategies as st
 
 from precisionlint.checks import all_rules
 from precisionlint.cli.commands import main
-from precisionlint.engine.decoding import decode_source
 from precisionlint.engine.options import EngineOptions
 from precisionlint.fix.apply import fix_text
+from precisionlint.sources.decoding import decode_source
 
 BOM = b"\xef\xbb\xbf"
 OPTIONS = EngineOptions(rules=all_rules())

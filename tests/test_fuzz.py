@@ -20,12 +20,12 @@ from hypothesis import strategies as st
 
 from precisionlint.checks import all_rules
 from precisionlint.engine.check import check_bytes
-from precisionlint.engine.decoding import decode_source
 from precisionlint.engine.options import EngineOptions
 from precisionlint.engine.prefilter import might_hold_findings
 from precisionlint.frameworks.documents import load_document
 from precisionlint.hardware.targets import resolve_targets
 from precisionlint.sources import LimitError, Limits, SourceError, format_of
+from precisionlint.sources.decoding import decode_source
 
 ROOT = Path(__file__).resolve().parent.parent
 FORMATS = ("toml", "yaml", "json", "python")

@@ -7,13 +7,13 @@ import sys
 from pathlib import Path
 
 from precisionlint.checks import CheckContext, all_rules
-from precisionlint.engine.decoding import decode_source
 from precisionlint.engine.gate import SCRIPT_MODEL_WORDS, needs_script_model
 from precisionlint.frameworks.documents import load_document
 from precisionlint.hardware.targets import resolve_targets
 from precisionlint.script.build import build_script_model
 from precisionlint.script.names import TORCH_OPTIMIZERS
 from precisionlint.sources import SourceError
+from precisionlint.sources.decoding import decode_source
 
 sys.path.insert(0, str(Path(__file__).parent))
 from rule_cases import load_cases  # noqa: E402

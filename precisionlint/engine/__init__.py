@@ -1,11 +1,11 @@
-"""One file's bytes to its findings: read -> prefilter -> decode -> load -> rules -> suppressions.
+"""One file's bytes to its findings: read -> prefilter -> decode (precisionlint.sources.decoding) -> load -> rules
+-> suppressions.
 
 The engine never prints, and one file's failure becomes that file's finding. Its modules, by job:
 
   options     what it is given: SourceFile (a file to check), EngineOptions (rules, GPUs, limits), ContextKey
   reading     a file's bytes within the run's limits (regular files only, the size checked before reading)
   prefilter   whether the bytes can hold a finding at all, before they are decoded
-  decoding    the bytes as text (UTF-8, or a Python file's declared encoding)
   gate        which passes read a Python file: its tree at all, and the script rules' model
   check       check_source / check_bytes / run_rules: load, run the rules, apply suppressions; limits as findings
   guard       the CPU-time and recursion limits around one file's analysis

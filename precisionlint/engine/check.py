@@ -24,7 +24,6 @@ from precisionlint.checks import CheckContext
 from precisionlint.checks._meta import INTERNAL_ERROR, LIMIT_EXCEEDED, NEWER_SYNTAX, PARSE_ERROR
 from precisionlint.core.memory import ran_out_of_memory
 from precisionlint.core.model import Document, Finding, Format, SourceFile
-from precisionlint.engine.decoding import decode_source
 from precisionlint.engine.gate import needs_script_model, python_tree_is_read
 from precisionlint.engine.guard import within_time_limit
 from precisionlint.engine.options import EngineOptions
@@ -33,6 +32,7 @@ from precisionlint.engine.reading import read_source
 from precisionlint.engine.results import FileResult, engine_finding
 from precisionlint.frameworks.documents import load_document
 from precisionlint.sources import LimitError, NewerSyntaxError, NotCheckable, SourceError
+from precisionlint.sources.decoding import decode_source
 
 
 def check_source(source: SourceFile, options: EngineOptions, data: bytes | None = None) -> FileResult:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from precisionlint.core.model import Format
-from precisionlint.engine.decoding import wide_encoding
+from precisionlint.sources.decoding import wide_encoding
 
 
 # The cheap text prefilter: a file that contains none of these byte strings cannot hold a finding of any

@@ -162,8 +162,8 @@ class FileFixResult:
 def _read_for_fix(source: SourceFile, options: EngineOptions) -> tuple[bytes, str] | None:
     """The file's bytes and text, read again (offsets must match the text being edited, even if it changed
     since the check), or None when it cannot be read or decoded any more."""
-    from precisionlint.engine.decoding import decode_source
     from precisionlint.engine.reading import read_source
+    from precisionlint.sources.decoding import decode_source
 
     data = read_source(source, options.limits)
     if isinstance(data, Finding):

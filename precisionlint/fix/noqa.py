@@ -23,8 +23,8 @@ def add_noqa(findings: list[Finding], groups: list[tuple[Any, list[Any]]],
     have moved. Returns (directives added, one error line per file that could not be written)."""
     from precisionlint.core.bounded_read import read_bytes
     from precisionlint.core.digest import content_digest
-    from precisionlint.engine.decoding import decode_source
     from precisionlint.sources import Limits
+    from precisionlint.sources.decoding import decode_source
 
     fs_paths = {source.display: source.fs_path for _settings, files in groups for source in files}
     formats = {source.display: source.format for _settings, files in groups for source in files}

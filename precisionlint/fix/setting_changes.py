@@ -34,8 +34,8 @@ def plan_setting_changes(path: str, changes: dict[str, object], data: bytes | No
     own style, and that section is created when the file has none. Texts are without BOM; write the new one
     with fix_write.rewrite, which keeps the BOM. `data`: the file's bytes, when the caller read them (to
     write only over exactly those). Raises ValueError when a change cannot be made cleanly."""
-    from precisionlint.engine.decoding import decode_source
     from precisionlint.sources import format_of
+    from precisionlint.sources.decoding import decode_source
 
     fmt = format_of(path)
     if fmt not in CONFIG_FORMATS:

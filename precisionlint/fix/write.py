@@ -65,8 +65,8 @@ def encode_fixed(text: str, bom: bool, fmt: str | None = None) -> bytes:
     """The bytes of a fixed text: UTF-8 with the BOM the original had, or for a Python file with a coding
     declaration (PEP 263), that encoding. Raises WriteRefused when they would not read back as `text` (the
     verified text must be the written text)."""
-    from precisionlint.engine.decoding import cookie_encoding, decode_source
     from precisionlint.sources import SourceError
+    from precisionlint.sources.decoding import cookie_encoding, decode_source
 
     try:
         declared = cookie_encoding(text[:1024]) if fmt == "python" and not bom else None

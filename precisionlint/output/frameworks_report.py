@@ -17,11 +17,11 @@ from precisionlint.frameworks.unclaimed import unclaimed_keys
 
 def show(paths: Sequence[str], root: Any, exclude: Sequence[str], respect_gitignore: bool, stream: TextIO) -> int:
     from precisionlint.core.model import Finding
-    from precisionlint.engine.decoding import decode_source
     from precisionlint.engine.reading import read_source
     from precisionlint.frameworks.documents import load_document
     from precisionlint.run.discover import discover
     from precisionlint.sources import DEFAULT_LIMITS, LimitError, SourceError
+    from precisionlint.sources.decoding import decode_source
     from precisionlint.sources.not_config import reason
 
     found = discover(list(paths) or ["."], root, exclude, respect_gitignore)

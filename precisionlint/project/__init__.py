@@ -449,9 +449,9 @@ def load_linked(path: str) -> Document | None:
         return _LINKED[key]
     document: Document | None = None
     try:
-        from precisionlint.engine.decoding import decode_source
         from precisionlint.frameworks.documents import load_document
         from precisionlint.sources import Limits, format_of
+        from precisionlint.sources.decoding import decode_source
 
         fmt = format_of(path)
         limits = Limits()
