@@ -103,7 +103,8 @@ def launches_and_pins(repo: Path) -> tuple[int, int, list[str]]:
     package that one of those folders' code imports (a part's vendored package). A pin file no checked file is
     under (docs/requirements.txt beside Markdown only) is not listed."""
     from precisionlint.frameworks.documents import load_document
-    from precisionlint.project import display_path, project_for
+    from precisionlint.project import display_path
+    from precisionlint.project.model import current
     from precisionlint.sources import format_of
 
     lines = resolved = 0
@@ -112,7 +113,7 @@ def launches_and_pins(repo: Path) -> tuple[int, int, list[str]]:
     for folder, names, files in os.walk(repo):
         names[:] = [n for n in names if not n.startswith(".") and n not in ("node_modules", "__pycache__")]
         if any(format_of(name) is not None for name in files):
-            for directory in project_for(os.path.join(folder, "_")).chain:
+            for directory in current().project_for(os.path.join(folder, "_")).chain:
                 if directory.path in seen:
                     continue
                 seen.add(directory.path)
@@ -131,7 +132,7 @@ def launches_and_pins(repo: Path) -> tuple[int, int, list[str]]:
                     document = load_document(display_path(path), handle.read(), "shell")
             except Exception:  # an unreadable script: check reports it, not this count
                 continue
-            project = project_for(path)
+            project = current().project_for(path)
             for launch in document.tree or []:
                 lines += 1
                 script = getattr(launch, "script", None)

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from precisionlint.project import forget, project_for
 from precisionlint.project.config_readers import readers
+from precisionlint.project.model import current
 
 CONFIG = "train:\n  precision: 16\n  batch_size: 8\n"
 SCRIPT = """import yaml
@@ -34,9 +34,9 @@ def _check(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
 
 @pytest.fixture(autouse=True)
 def _fresh():
-    forget()
+    current().forget()
     yield
-    forget()
+    current().forget()
 
 
 def test_the_reading_call_is_the_evidence_and_the_related_location(tmp_path: Path) -> None:
@@ -81,7 +81,7 @@ def main():
     return pl.Trainer(**section)
 """
     _write(tmp_path, {"pyproject.toml": "", config: "{}", "src/train.py": script})
-    [read] = readers(project_for(str(tmp_path / config)), str(tmp_path / config))
+    [read] = readers(current().project_for(str(tmp_path / config)), str(tmp_path / config))
     assert (read.section, read.keys, read.framework, read.target) == (("trainer",), None, "lightning",
                                                                      "pytorch_lightning.Trainer")
     line = script.splitlines().index("    return pl.Trainer(**section)") + 1
@@ -91,4 +91,4 @@ def main():
 def test_a_path_that_cannot_be_known_names_no_reader(tmp_path: Path) -> None:
     script = SCRIPT.replace('"configs/train.yaml"', "sys.argv[1]")
     _write(tmp_path, {"pyproject.toml": "", "configs/train.yaml": CONFIG, "train.py": "import sys\n" + script})
-    assert readers(project_for(str(tmp_path / "train.py")), str(tmp_path / "configs/train.yaml")) == []
+    assert readers(current().project_for(str(tmp_path / "train.py")), str(tmp_path / "configs/train.yaml")) == []

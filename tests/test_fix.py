@@ -104,15 +104,15 @@ def test_fix_gives_the_fixed_project(case: RuleCase, project: Path, tmp_path: Pa
                                      monkeypatch: pytest.MonkeyPatch) -> None:
     """A project case's `<file>.fixed`: `check --fix .` run inside a copy of the project (its pins decide
     the fix's safety) leaves each file as its .fixed file says, and files without one as they were."""
-    from precisionlint.project import forget
+    from precisionlint.project.model import current
 
     copy = tmp_path / project.name
     shutil.copytree(project, copy)
     monkeypatch.chdir(copy)
     args = ["check", "--no-progress", "--no-cache", *_fix_args(case), "."]
-    forget()
+    current().forget()
     CliRunner().invoke(main, args, catch_exceptions=False)
-    forget()
+    current().forget()
     for original in project.rglob("*"):
         if not original.is_file() or original.suffix == ".fixed":
             continue
@@ -120,7 +120,7 @@ def test_fix_gives_the_fixed_project(case: RuleCase, project: Path, tmp_path: Pa
         expected = fixed.read_bytes() if fixed.exists() else original.read_bytes()
         assert (copy / original.relative_to(project)).read_bytes() == expected, original.name
     again = CliRunner().invoke(main, args, catch_exceptions=False)
-    forget()
+    current().forget()
     assert "Fixed" not in again.output
 
 

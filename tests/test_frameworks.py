@@ -137,12 +137,12 @@ def test_amp_bf16_never_becomes_fp16_anywhere() -> None:
 
 
 def test_likely_readers_get_warnings_and_no_value_fix(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from precisionlint.project import forget
+    from precisionlint.project.model import current
 
     monkeypatch.chdir(tmp_path)
     (tmp_path / "requirements.txt").write_text("lightning>=2.1\n")  # the 2.x spelling exists in every version
     (tmp_path / ".git").mkdir()
-    forget()
+    current().forget()
     text = "trainer:\n  accelerator: gpu\n  devices: 2\n  precision: bf16_mixed\n"
     [finding] = _findings("t.yaml", text, [find_rule("unknown-precision-value")])
     assert finding.severity.label == "warning" and finding.fix is None
@@ -153,21 +153,21 @@ def test_likely_readers_get_warnings_and_no_value_fix(tmp_path: Path, monkeypatc
     assert safe.fix is not None and safe.fix.applicability == "safe"
     # Without a declared Lightning 2.x floor the 2.x spelling may not exist where it runs: unsafe, and said.
     (tmp_path / "requirements.txt").write_text("pytorch-lightning<2.3\n")
-    forget()
+    current().forget()
     [allowed_1x] = _findings("t.yaml", certain, [find_rule("legacy-precision-value")])
     assert allowed_1x.fix is not None and allowed_1x.fix.applicability == "unsafe"
     description = allowed_1x.fix.description
     assert "needs Lightning 2.0 or newer, and this project declares pytorch-lightning<2.3" in description
     # A floor below 2.0 promises that Lightning 1.8 runs it, which rejects '16-mixed': nothing to say.
     (tmp_path / "requirements.txt").write_text("pytorch-lightning>=1.8\n")
-    forget()
+    current().forget()
     assert _findings("t.yaml", certain, [find_rule("legacy-precision-value")]) == []
     (tmp_path / "requirements.txt").unlink()
-    forget()
+    current().forget()
     [unknown] = _findings("t.yaml", certain, [find_rule("legacy-precision-value")])
     assert unknown.fix is not None and unknown.fix.applicability == "unsafe"
     assert "this project declares no Lightning version" in unknown.fix.description
-    forget()
+    current().forget()
 
 
 def test_a_custom_trainer_section_is_not_lightning() -> None:

@@ -7,15 +7,15 @@ from pathlib import Path
 
 import pytest
 
-from precisionlint.project import forget
 from precisionlint.project.links import linked_files
+from precisionlint.project.model import current
 
 
 @pytest.fixture(autouse=True)
 def _fresh() -> None:
-    forget()
+    current().forget()
     yield
-    forget()
+    current().forget()
 
 
 def _write(root: Path, files: dict[str, str]) -> None:
@@ -69,8 +69,8 @@ def test_hydra_searchpath(tmp_path: Path) -> None:
 
 
 def test_hydra_composition_order_and_packages(tmp_path: Path) -> None:
-    from precisionlint.project import load_linked, project_for
     from precisionlint.project.hydra import compose, lookup
+    from precisionlint.project.model import current
 
     _write(tmp_path, {
         "pyproject.toml": "[project]\nname = 'x'\n",
@@ -83,9 +83,9 @@ def test_hydra_composition_order_and_packages(tmp_path: Path) -> None:
     results = {}
     for name in ("a", "b", "c"):
         path = str(tmp_path / f"conf/{name}.yaml")
-        document = load_linked(path)
+        document = current().load_linked(path)
         assert document is not None
-        view = compose(document, path, project_for(path))
+        view = compose(document, path, current().project_for(path))
         precision = lookup(view, "trainer.precision")
         target = lookup(view, "trainer.strategy._target_")
         results[name] = (precision.value if precision else None, target.value if target else None)
@@ -178,8 +178,8 @@ def test_launcher_result_follows_the_script_it_starts(tmp_path: Path) -> None:
 def test_nested_overrides_only_cut_what_they_reach(tmp_path: Path) -> None:
     """`override hydra/job_logging: x` inside hydra/default.yaml changes no group composed here: the view stays;
     an experiment that overrides `/trainer` (composed by the primary list) leaves only the config itself."""
-    from precisionlint.project import load_linked, project_for
     from precisionlint.project.hydra import compose
+    from precisionlint.project.model import current
 
     _write(tmp_path, {
         "pyproject.toml": "[project]\nname = 'x'\n",
@@ -193,9 +193,10 @@ def test_nested_overrides_only_cut_what_they_reach(tmp_path: Path) -> None:
     views = {}
     for name in ("train", "train_exp"):
         path = str(tmp_path / f"conf/{name}.yaml")
-        document = load_linked(path)
+        document = current().load_linked(path)
         assert document is not None
-        views[name] = [(part.package, Path(part.path).name) for part in compose(document, path, project_for(path))]
+        composed = compose(document, path, current().project_for(path))
+        views[name] = [(part.package, Path(part.path).name) for part in composed]
     assert views == {
         "train": [("trainer", "gpu.yaml"), ("hydra", "default.yaml"), ("", "train.yaml")],
         "train_exp": [("", "train_exp.yaml")],

@@ -11,13 +11,13 @@ from pathlib import Path
 
 import pytest
 
-from precisionlint.project import forget, project_for
+from precisionlint.project.model import current
 from precisionlint.project.versions import parse_specifier
 
 
 @pytest.fixture(autouse=True)
 def _fresh() -> None:
-    forget()
+    current().forget()
 
 
 def _write(root: Path, files: dict[str, str]) -> None:
@@ -66,7 +66,7 @@ def test_every_pin_file_kind(tmp_path: Path) -> None:
         "requirements/base.txt": "pytorch_lightning>=1.8,<2.0\n",
         "src/train.py": "",
     })
-    project = project_for(str(tmp_path / "src" / "train.py"))
+    project = current().project_for(str(tmp_path / "src" / "train.py"))
     assert project.version("torch").describe() == "==2.1.2"
     assert project.version("lightning").describe() == ">=1.8,<2.0"
     assert project.version("transformers").describe() == ">=4.40,<5.0"
@@ -83,7 +83,7 @@ def test_setup_py_is_read_without_running_it(tmp_path: Path) -> None:
                     "REQS = ['torch>=1.12,<1.14']\nsetup(name='x', install_requires=REQS, python_requires='>=3.8')\n",
         "train.py": "",
     })
-    project = project_for(str(tmp_path / "train.py"))
+    project = current().project_for(str(tmp_path / "train.py"))
     assert project.version("torch").describe() == ">=1.12,<1.14"
     assert not marker.exists()
 
@@ -95,7 +95,7 @@ def test_setup_cfg_and_conda_environment(tmp_path: Path) -> None:
                            "  - pip:\n    - transformers==4.30.2\n",
         "train.py": "",
     })
-    project = project_for(str(tmp_path / "train.py"))
+    project = current().project_for(str(tmp_path / "train.py"))
     assert project.version("torch").describe() == ">=1.13.1,<1.13.2"
     assert project.version("transformers").describe() == "==4.30.2"
     assert project.version("lightning").describe() == ">=2.1"
@@ -109,8 +109,8 @@ def test_nearest_declaration_wins_and_the_boundary_stops_the_walk(tmp_path: Path
         "repo/examples/old/train.py": "",
         "repo/src/train.py": "",
     })
-    assert project_for(str(tmp_path / "repo/examples/old/train.py")).version("torch").describe() == "==1.13"
-    assert project_for(str(tmp_path / "repo/src/train.py")).version("torch").describe() == ">=2.0"
+    assert current().project_for(str(tmp_path / "repo/examples/old/train.py")).version("torch").describe() == "==1.13"
+    assert current().project_for(str(tmp_path / "repo/src/train.py")).version("torch").describe() == ">=2.0"
 
 
 def test_target_versions_replace_the_pins(tmp_path: Path) -> None:
@@ -119,7 +119,7 @@ def test_target_versions_replace_the_pins(tmp_path: Path) -> None:
                           '[tool.precisionlint]\ntarget-versions = { torch = "2.4", lightning = ">=2.2" }\n',
         "train.py": "",
     })
-    project = project_for(str(tmp_path / "train.py"))
+    project = current().project_for(str(tmp_path / "train.py"))
     assert project.version("torch").describe() == ">=2.4,<2.5"
     assert project.version("lightning").describe() == ">=2.2"
 
@@ -132,7 +132,7 @@ def test_each_pin_file_is_read_once_per_run(tmp_path: Path, monkeypatch) -> None
     original = pins.read_text
     monkeypatch.setattr(pins, "read_text", lambda path: reads.append(path) or original(path))
     for i in range(5):
-        assert project_for(str(tmp_path / f"pkg{i}/train.py")).version("torch") is not None
+        assert current().project_for(str(tmp_path / f"pkg{i}/train.py")).version("torch") is not None
     assert reads == [str(tmp_path / "requirements.txt")]
 
 
@@ -143,7 +143,7 @@ def test_links_resolve_relative_to_the_file_then_the_root(tmp_path: Path) -> Non
         "scripts/train.py": "",
     })
     script = str(tmp_path / "scripts/train.py")
-    project = project_for(script)
+    project = current().project_for(script)
     assert project.resolve(script, "configs/ds.json") == str(tmp_path / "configs/ds.json")
     assert project.resolve(script, "../configs/ds.json") == str(tmp_path / "configs/ds.json")
     assert project.resolve(script, "missing.json") is None
@@ -218,7 +218,7 @@ def test_identical_files_under_different_pins_get_their_own_findings(tmp_path: P
 def test_environment_files_in_flow_style_are_read_too(tmp_path: Path) -> None:
     flow = "name: x\ndependencies: [python=3.10, pytorch=1.13, {pip: [lightning==1.9.5]}]\n"
     _write(tmp_path, {"environment.yml": flow, "train.py": ""})
-    project = project_for(str(tmp_path / "train.py"))
+    project = current().project_for(str(tmp_path / "train.py"))
     assert project.version("torch").describe() == ">=1.13,<1.14"
     assert project.version("lightning").describe() == "==1.9.5"
 
@@ -227,7 +227,7 @@ def test_environment_list_written_at_column_zero_is_read(tmp_path: Path) -> None
     """YAML lets a block list start at its key's column; hand-written environment.yml files often do."""
     text = "name: x\ndependencies:\n- python=3.10\n- pytorch=1.13\n- pip:\n  - lightning==1.9.5\n"
     _write(tmp_path, {"environment.yml": text, "train.py": ""})
-    project = project_for(str(tmp_path / "train.py"))
+    project = current().project_for(str(tmp_path / "train.py"))
     assert project.version("torch").describe() == ">=1.13,<1.14"
     assert project.version("lightning").describe() == "==1.9.5"
 
@@ -265,7 +265,7 @@ def test_legacy_precision_follows_the_lightning_pin(tmp_path: Path, pins: str, e
 def test_target_versions_in_a_precisionlint_toml(tmp_path: Path) -> None:
     _write(tmp_path, {".precisionlint.toml": 'target-versions = { torch = "2.1" }\n',
                       "pyproject.toml": '[project]\nname = "x"\n', "train.py": SCALER})
-    assert project_for(str(tmp_path / "train.py")).version("torch").describe() == ">=2.1,<2.2"
+    assert current().project_for(str(tmp_path / "train.py")).version("torch").describe() == ">=2.1,<2.2"
     result = _check(tmp_path, "--select", "framework-version-mismatch", "train.py")
     assert "train.py:3:10: PL401" in result.stdout and '.precisionlint.toml' in result.stdout
 
@@ -286,7 +286,7 @@ def test_pip_installs_in_a_dockerfile_are_pins(tmp_path: Path) -> None:
         ),
         "training/configs/trainer.yaml": LEGACY_YAML,
     })
-    project = project_for(str(tmp_path / "training" / "configs" / "trainer.yaml"))
+    project = current().project_for(str(tmp_path / "training" / "configs" / "trainer.yaml"))
     assert project.version("lightning").describe() == "==1.8.6"
     assert project.version("transformers").describe() == "==4.25.1"
     assert project.version("deepspeed").describe() == ">=0.9,<0.10"
@@ -395,13 +395,13 @@ def test_the_torch_of_an_official_base_image_is_a_pin(tmp_path: Path) -> None:
         "inherited/Dockerfile": ("FROM --platform=linux/amd64 pytorch/pytorch:2.1.0-cuda11.8-cudnn8-devel AS base\n"
                                  "RUN apt-get update\nFROM base\nRUN pip install -r requirements.txt\n"),
     })
-    bench = project_for(str(tmp_path / "bench" / "train.py")).version("torch")
+    bench = current().project_for(str(tmp_path / "bench" / "train.py")).version("torch")
     assert bench is not None and bench.declared("torch") == (
         "torch==1.10.0 (Dockerfile FROM pytorch/pytorch:1.10.0-cuda11.3-cudnn8-devel)")
-    assert project_for(str(tmp_path / "upgraded" / "x.py")).version("torch").describe() == "==2.4.1"
-    assert project_for(str(tmp_path / "staged" / "x.py")).version("torch") is None
-    assert project_for(str(tmp_path / "inherited" / "x.py")).version("torch").describe() == "==2.1"
-    assert project_for(str(tmp_path / "conda" / "x.py")).version("torch") is None  # replaced, version unread
+    assert current().project_for(str(tmp_path / "upgraded" / "x.py")).version("torch").describe() == "==2.4.1"
+    assert current().project_for(str(tmp_path / "staged" / "x.py")).version("torch") is None
+    assert current().project_for(str(tmp_path / "inherited" / "x.py")).version("torch").describe() == "==2.1"
+    assert current().project_for(str(tmp_path / "conda" / "x.py")).version("torch") is None  # replaced, version unread
     result = _check(tmp_path, "--select", "deprecated-amp-api", "--output-format", "json", "bench")
     [finding] = json.loads(result.stdout)
     assert finding["severity"] == "info" and "the declared torch==1.10 does not warn yet" in _said(finding)
@@ -419,9 +419,9 @@ def test_an_nvidia_container_of_2023_or_before_holds_torch_below_2_3(tmp_path: P
         "late/setup.py": "from setuptools import setup\nsetup(name='late')\n",
         "late/Dockerfile": "FROM nvcr.io/nvidia/pytorch:24.07-py3\n",
     })
-    ssd = project_for(str(tmp_path / "ssd" / "train.py")).version("torch")
+    ssd = current().project_for(str(tmp_path / "ssd" / "train.py")).version("torch")
     assert ssd is not None and ssd.describe() == "<2.3" and ssd.all_below((2, 4))
-    assert project_for(str(tmp_path / "late" / "x.py")).version("torch") is None
+    assert current().project_for(str(tmp_path / "late" / "x.py")).version("torch") is None
     result = _check(tmp_path, "--select", "deprecated-amp-api", "--output-format", "json", "ssd")
     [finding] = json.loads(result.stdout)
     assert finding["severity"] == "info" and "the declared torch<2.3 does not warn yet" in _said(finding)
@@ -438,8 +438,9 @@ def test_a_part_s_own_requirements_file_is_read(tmp_path: Path) -> None:
         "seg/seg_requirements.txt": "torch==1.12.1\n",
         "seg/notes_requirements.md": "torch==9.9\n",
     })
-    assert project_for(str(tmp_path / "det" / "engine" / "train_loop.py")).version("torch").describe() == "==2.1.2"
-    assert project_for(str(tmp_path / "seg" / "x.py")).version("torch").describe() == "==1.12.1"
+    det = current().project_for(str(tmp_path / "det" / "engine" / "train_loop.py"))
+    assert det.version("torch").describe() == "==2.1.2"
+    assert current().project_for(str(tmp_path / "seg" / "x.py")).version("torch").describe() == "==1.12.1"
     result = _check(tmp_path, "--select", "deprecated-amp-api", "--output-format", "json", "det")
     [finding] = json.loads(result.stdout)
     assert finding["severity"] == "info"
@@ -460,7 +461,7 @@ def test_the_whole_project_s_environment_folders_declare_versions(tmp_path: Path
         "uv.lock": '[[package]]\nname = "deepspeed"\nversion = "0.14.4"\nsource = { registry = "x" }\n',
         "src/train.py": "",
     })
-    project = project_for(str(tmp_path / "src" / "train.py"))
+    project = current().project_for(str(tmp_path / "src" / "train.py"))
     assert project.version("lightning").declared("lightning") == "pytorch-lightning==1.8.6 (docker/environment.yml)"
     assert project.version("torch").describe() == ">=2.2"
     assert project.version("deepspeed").describe() == "==0.14.4"
@@ -476,7 +477,7 @@ def test_a_conda_file_named_after_the_project_and_pixi(tmp_path: Path) -> None:
                      'transformers = { version = ">=4.40" }\n',
         "train.py": "",
     })
-    project = project_for(str(tmp_path / "train.py"))
+    project = current().project_for(str(tmp_path / "train.py"))
     assert project.version("lightning").describe() == ">=1.8,<1.9"
     assert project.version("torch").describe() == ">=2.1,<2.2"
     assert project.version("transformers").describe() == ">=4.40"

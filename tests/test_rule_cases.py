@@ -41,9 +41,9 @@ def _project_gpus(project) -> list[str] | None:
 
 def _project_findings(case: RuleCase, project, monkeypatch) -> dict[str, list[tuple[int, int, str]]]:
     """Every file of a project case checked from inside the project, as `precisionlint check .` would."""
-    from precisionlint.project import forget
+    from precisionlint.project.model import current
 
-    forget()
+    current().forget()
     monkeypatch.chdir(project)
     options = _options(case, _project_gpus(project))
     found: dict[str, list[tuple[int, int, str]]] = {}
@@ -54,7 +54,7 @@ def _project_findings(case: RuleCase, project, monkeypatch) -> dict[str, list[tu
         result = check_source(SourceFile(relative, relative, fmt), options)
         for f in result.findings:
             found.setdefault(f"{project.name}/{relative}", []).append((f.span.line, f.span.column, f.code))
-    forget()
+    current().forget()
     return {name: sorted(rows) for name, rows in found.items()}
 
 

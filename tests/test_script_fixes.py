@@ -71,9 +71,9 @@ def test_fix_gives_fixed_file_and_is_clean(case: RuleCase, path) -> None:
 def test_fixes_have_the_declared_safety(case: RuleCase, tmp_path, monkeypatch) -> None:
     """A rule documents its fix safety; every fix it offers must say the same. Checked from an empty folder:
     fix safety may follow the project's declared versions, and these single files declare none."""
-    from precisionlint.project import forget
+    from precisionlint.project.model import current
 
-    forget()
+    current().forget()
     monkeypatch.chdir(tmp_path)
     rule = find_rule(case.rule_name)
     assert rule is not None

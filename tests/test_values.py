@@ -218,9 +218,9 @@ def test_a_config_reader_hands_in_the_key_of_a_loaded_file() -> None:
 
 def _project_candidates(tmp_path: Path, script: str, launchers: dict[str, str], line: int) -> Candidates:
     """The candidates of the last keyword of the call on `line` of train.py, in a project with launch scripts."""
-    from precisionlint.project import forget
+    from precisionlint.project.model import current
 
-    forget()
+    current().forget()
     (tmp_path / "pyproject.toml").write_text("[project]\nname = 'p'\n")
     path = tmp_path / "train.py"
     path.write_text(textwrap.dedent(script))
@@ -238,7 +238,7 @@ def _project_candidates(tmp_path: Path, script: str, launchers: dict[str, str], 
     call = next(n for n in ast.walk(tree) if isinstance(n, ast.Call) and n.lineno == line and n.keywords)
     node = call.keywords[-1].value
     found = finder.candidates(node, finder.scope_at(node))
-    forget()
+    current().forget()
     return found
 
 
@@ -359,9 +359,9 @@ def test_without_a_project_file_only_the_scripts_own_folder_is_read(tmp_path: Pa
     root, which is not walked for launch lines; the script's own folder is."""
     from precisionlint.core.model import Document
     from precisionlint.engine.check import launch_lines_of
-    from precisionlint.project import forget
+    from precisionlint.project.model import current
 
-    forget()
+    current().forget()
     folder = tmp_path / "loose"
     folder.mkdir()
     script = folder / "train.py"
@@ -371,11 +371,11 @@ def test_without_a_project_file_only_the_scripts_own_folder_is_read(tmp_path: Pa
     document = Document(str(script), text, "python", tree=ast.parse(text))
     assert launch_lines_of(document) == []
     (folder / "run.sh").write_text("python train.py --precision 16-mixed\n")
-    forget()
+    current().forget()
     document.launch_lines = launch_lines_of
     finder = document_finder(document)
     assert finder is not None
     call = next(n for n in ast.walk(document.tree) if isinstance(n, ast.Call) and n.lineno == 6 and n.keywords)
     found = finder.candidates(call.keywords[-1].value, finder.scope_at(call))
-    forget()
+    current().forget()
     assert [(c.value, c.kind) for c in found.items] == [("16-mixed", "launch flag")]

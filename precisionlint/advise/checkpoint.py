@@ -21,17 +21,17 @@ def bf16_checkpoint(model: str | None, config_path: str | None, document: Docume
     published in bfloat16"), or None when nothing does."""
     from precisionlint.checks._checkpoints import bf16_checkpoint as known
     from precisionlint.checks._checkpoints import declared_dtype
-    from precisionlint.project import project_for
+    from precisionlint.project.model import current
 
     base = os.path.abspath(config_path) if config_path else os.path.join(os.getcwd(), "advise")
     name = model if model is not None else _named_model(document)
     if name is not None:
-        found = known(project_for(base), base, name)
+        found = known(current().project_for(base), base, name)
         if found is not None:
             return f"{found.name}: {found.evidence}"
     if shapes is not None and shapes.endswith(".json") and os.path.isfile(shapes):
         path = os.path.abspath(shapes)
-        if declared_dtype(project_for(path), path) == "bfloat16":
+        if declared_dtype(current().project_for(path), path) == "bfloat16":
             return f"{shapes}: it says bfloat16"
     return None
 

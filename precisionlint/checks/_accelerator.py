@@ -168,9 +168,10 @@ def project_accelerator(project: Project) -> str | None:
     """The accelerator a project exists for, by the name its boundary's packaging files give it (None when it
     names none of _PROJECTS). Read once per project; the files are pin files, so a cached result's key names
     them."""
-    cached = project.__dict__.get("_accelerator", ...)
-    if cached is not ...:
-        return cached
+    known = project.model.accelerators  # by the folder the project was built for, as the model keeps projects
+    folder = project.chain[0].path if project.chain else project.root
+    if folder in known:
+        return known[folder]
     found: str | None = None
     if project.chain and project.chain[-1].boundary:
         import os
@@ -190,5 +191,5 @@ def project_accelerator(project: Project) -> str | None:
                     break
             if found is not None:
                 break
-    project.__dict__["_accelerator"] = found
+    known[folder] = found
     return found

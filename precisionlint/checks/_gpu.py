@@ -71,10 +71,10 @@ def _launched_elsewhere(origin: object) -> bool:
     if getattr(origin, "kind", None) != LAUNCH_FLAG:
         return False
     from precisionlint.checks._accelerator import shell_runs_elsewhere
-    from precisionlint.project import load_linked
+    from precisionlint.project.model import current
 
     path = getattr(getattr(origin, "call", None), "path", "")
-    launcher = load_linked(path) if path else None
+    launcher = current().load_linked(path) if path else None
     return launcher is not None and shell_runs_elsewhere(launcher.text) is not None
 
 

@@ -1,8 +1,9 @@
 """The project around a file: its root, the versions it declares, and the files read together with it.
 
-Built lazily, once per process, and only for what a rule asks: a one-file check that no version-dependent or
-cross-file rule questions never lists a directory. Each directory is looked at once (one listing, each pin
-file read once) and shared by every file under it; a linked file is loaded once.
+Built lazily, once per run or language server (project/model.py keeps it), and only for what a rule asks: a
+one-file check that no version-dependent or cross-file rule questions never lists a directory. Each directory is
+looked at once (one listing, each pin file read once) and shared by every file under it; a linked file is loaded
+once.
 
 Versions come from the pin files of the file's directory and its parents, nearest first, up to the project
 boundary: a directory with pyproject.toml, setup.py or setup.cfg, or the top of the git work tree. A package
@@ -26,6 +27,7 @@ from precisionlint.core.racy_stat import UNSETTLED, settled
 
 if TYPE_CHECKING:
     from precisionlint.core.model import Document
+    from precisionlint.project.model import ProjectModel
     from precisionlint.project.pins import Pins
     from precisionlint.project.versions import VersionRange
 
@@ -48,11 +50,12 @@ class Directory:
     """What one directory declares itself. Listed when first met; its pin files are read only when a rule
     first asks for a version."""
 
-    __slots__ = ("path", "_pins", "_targets", "boundary", "names", "_wide_files", "_wide_pins", "_imported",
-                 "_imported_pins")
+    __slots__ = ("path", "model", "_pins", "_targets", "boundary", "names", "_wide_files", "_wide_pins",
+                 "_imported", "_imported_pins")
 
-    def __init__(self, path: str) -> None:
+    def __init__(self, path: str, model: ProjectModel) -> None:
         self.path = path
+        self.model = model  # the project model that keeps it, and the directories of its imported packages
         self._pins: Pins | None = None
         self._targets: Pins = {}  # [tool.precisionlint] target-versions
         try:
@@ -132,7 +135,7 @@ class Directory:
         if self._imported is None:
             from precisionlint.project.vendored import imported_packages
 
-            self._imported = [_directory(os.path.join(self.path, name))
+            self._imported = [self.model.directory(os.path.join(self.path, name))
                               for name in imported_packages(self.path, self.names)]
         return self._imported
 
@@ -248,10 +251,12 @@ def _toml(text: str) -> dict | None:
 
 
 class Project:
-    """The project of one directory: the chain of directories from it up to the boundary."""
+    """The project of one directory: the chain of directories from it up to the boundary, in the project model
+    that built it (which keeps what it reads of other files: linked documents, config readers, launch lines)."""
 
-    def __init__(self, chain: list[Directory]) -> None:
+    def __init__(self, chain: list[Directory], model: ProjectModel) -> None:
         self.chain = chain
+        self.model = model
         self.root = chain[-1].path if chain else os.getcwd()
         self._versions: dict[str, VersionRange | None] = {}
 
@@ -340,7 +345,7 @@ class Project:
         return None
 
     def document(self, path: str) -> Document | None:
-        return load_linked(path)
+        return self.model.load_linked(path)
 
     def linked(self, base_file: str, literal: object) -> tuple[str, Document] | None:
         """The file a path written in `base_file` names, with its document; None for a value that is not a
@@ -372,58 +377,6 @@ def _package_names(directory: Directory) -> set[str]:
     return names
 
 
-_DIRECTORIES: dict[str, Directory] = {}
-_PROJECTS: dict[str, Project] = {}
-_LINKED: dict[str, Document | None] = {}
-
-
-def _directory(path: str) -> Directory:
-    found = _DIRECTORIES.get(path)
-    if found is None:
-        found = _DIRECTORIES[path] = Directory(path)
-    return found
-
-
-def project_for(file_path: str) -> Project:
-    """The project of a file (by its path on disk or as displayed, relative to the working directory)."""
-    return _project_of_folder(os.path.dirname(os.path.abspath(file_path)))
-
-
-def _project_of_folder(folder: str) -> Project:
-    project = _PROJECTS.get(folder)
-    if project is not None:
-        return project
-    chain: list[Directory] = []
-    current = folder
-    for _ in range(64):
-        directory = _directory(current)
-        chain.append(directory)
-        parent = os.path.dirname(current)
-        if directory.boundary or parent == current:
-            break
-        current = parent
-    project = _PROJECTS[folder] = Project(chain)
-    return project
-
-
-def pins_signature(folder: str, taken: dict[str, str] | None = None, now_ns: int | None = None) -> str:
-    """What the versions of a file in `folder` come from, without the folder itself: the directories of its
-    project that declare pins, each with its pin files' names and stat (file_signature). Folders of one
-    project that declare nothing of their own share it. `taken` keeps each directory's signature for a run
-    (folders share their parents)."""
-    project = _project_of_folder(folder)
-    parts = []
-    for directory in project.chain:
-        signature = taken.get(directory.path) if taken is not None else None
-        if signature is None:
-            signature = directory.signature(now_ns)
-            if taken is not None:
-                taken[directory.path] = signature
-        if signature:
-            parts.append(f"{directory.path}={signature}")
-    return ";".join(parts)
-
-
 def disk_path(document: Document) -> str:
     """Where a checked document is on disk (the engine records it beside the path findings show), the path
     that the paths written in it resolve from."""
@@ -431,113 +384,13 @@ def disk_path(document: Document) -> str:
 
 
 def project_of(document: Document) -> Project:
-    """The project of a document, built once per document."""
+    """The project of a document, built once per document by the current project model (project.model)."""
     cached = document.project
     if cached is None:
-        cached = document.project = project_for(disk_path(document))
+        from precisionlint.project.model import current
+
+        cached = document.project = current().project_for(disk_path(document))
     return cached
-
-
-def load_linked(path: str) -> Document | None:
-    """A file named by another (a DeepSpeed JSON, an Accelerate config, a script), loaded once per run;
-    None when it cannot be read or parsed (that file's own check reports why)."""
-    from precisionlint.project import buffers
-
-    key = os.path.realpath(path)
-    buffers.note_read(key)
-    if key in _LINKED:
-        return _LINKED[key]
-    document: Document | None = None
-    try:
-        from precisionlint.frameworks.documents import load_document
-        from precisionlint.sources import Limits, format_of
-        from precisionlint.sources.decoding import decode_source
-
-        fmt = format_of(path)
-        limits = Limits()
-        unsaved = buffers.buffer_text(key)  # open in an editor: its text, saved or not
-        if fmt is not None and unsaved is not None:
-            if len(unsaved) <= limits.max_file_size:
-                document = load_document(path, unsaved, fmt, limits)
-        elif fmt is not None:
-            from precisionlint.core.bounded_read import read_bytes
-
-            data = read_bytes(path, limits.max_file_size)  # a regular file only: never a FIFO or /dev/zero
-            document = load_document(path, decode_source(data, path), fmt, limits)
-    except Exception:  # unreadable, unparsable, too deep: the link says nothing
-        document = None
-    _LINKED[key] = document
-    return document
-
-
-def loaded_text(path: str) -> str | None:
-    """The text a linked file was loaded from (its editor buffer or the disk), while it is still loaded; None
-    when it is not. Reads nothing: the language server converts positions in that file with it."""
-    document = _LINKED.get(os.path.realpath(path))
-    return document.text if document is not None else None
-
-
-def forget() -> None:
-    """Drop what was learnt about the file system (for a long-lived process such as an editor server)."""
-    _DIRECTORIES.clear()
-    _PROJECTS.clear()
-    _LINKED.clear()
-    import sys
-
-    for name in ("precisionlint.project.config_readers", "precisionlint.project.launched"):
-        learnt = sys.modules.get(name)
-        if learnt is not None:  # only where a run read scripts for their config loads, or launch lines
-            learnt.forget()
-
-
-def forget_file(path: str) -> None:
-    """Forget what was learnt from one file whose content changed (on disk or in an editor's buffer): the linked
-    document read from it and, for a pin file, the pins of its directory and the projects built on them.
-    Everything else stays warm (a file created or deleted changes directory listings: use forget())."""
-    _LINKED.pop(os.path.realpath(path), None)
-    _LINKED.pop(os.path.abspath(path), None)
-    if path.endswith((".sh", ".bash")):
-        import sys
-
-        launched = sys.modules.get("precisionlint.project.launched")
-        if launched is not None:  # a launch line changed: the scripts it starts read their options afresh
-            launched.forget()
-    folder = os.path.dirname(os.path.abspath(path))
-    if path.endswith(".py"):
-        # Its imports may add or drop an in-project package whose pins count for the folders above it.
-        _forget_imports(folder, depth=vendored_depth())
-    if not is_pin_file(os.path.basename(path)):
-        return
-    directory = _DIRECTORIES.pop(folder, None)
-    if directory is None:
-        return
-    _forget_projects(directory)
-    _forget_imports(os.path.dirname(folder), depth=0)  # the folder's pins count for a parent that imports it
-
-
-def _forget_imports(folder: str, depth: int) -> None:
-    """Drop what the directories from `folder` up to `depth` folders above it learnt of their imported packages."""
-    for _ in range(depth + 1):
-        directory = _DIRECTORIES.get(folder)
-        if directory is not None and directory._imported is not None:
-            directory._imported = directory._imported_pins = None
-            _forget_projects(directory)
-        parent = os.path.dirname(folder)
-        if parent == folder:
-            break
-        folder = parent
-
-
-def _forget_projects(directory: Directory) -> None:
-    for key, project in list(_PROJECTS.items()):
-        if directory in project.chain:
-            del _PROJECTS[key]
-
-
-def vendored_depth() -> int:
-    from precisionlint.project.vendored import DEPTH
-
-    return DEPTH
 
 
 def is_pin_file(name: str) -> bool:

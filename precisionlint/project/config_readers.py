@@ -48,45 +48,34 @@ _SKIPPED_FOLDERS = SKIPPED_FOLDERS
 
 def readers(project: Project, config_path: str) -> list[Read]:
     """The reads of one config file (by its path on disk) by the scripts of its project."""
-    index = _INDEXES.get(project.root)  # one per project root: each folder of a project has its own Project
+    model = project.model
+    index = model.config_reads.get(project.root)  # one per project root: each folder has its own Project
     if index is None:
         scripts = project_files(project.root, (".py",), _MAX_SCRIPTS, _SKIPPED_FOLDERS)
-        index = _INDEXES[project.root] = _index(project, scripts)
+        index = model.config_reads[project.root] = _index(project, scripts)
     real = os.path.realpath(config_path)
     found = list(index.get(real, []))
     from precisionlint.project.launch_configs import launch_reads, launch_root
 
     top = launch_root(project, real)
     if top is not None:  # the configs the project's launch lines name (accelerate launch, LightningCLI)
-        launched = _LAUNCHED.get(top)
+        launched = model.config_reads_launched.get(top)
         if launched is None:
-            launched = _LAUNCHED[top] = launch_reads(project, top)
+            launched = model.config_reads_launched[top] = launch_reads(project, top)
         found += launched.get(real, [])
     # The scripts of the config's own folder and the folders above it (a Hydra script beside its conf/), read
     # even where the project holds more scripts than the walk reads (NeMo's examples).
     folder = os.path.dirname(os.path.abspath(config_path))
     root = os.path.abspath(project.root)
     for _ in range(16):
-        near = _NEAR.get(folder)
+        near = model.config_reads_near.get(folder)
         if near is None:
-            near = _NEAR[folder] = _index(project, _scripts_in(folder))
+            near = model.config_reads_near[folder] = _index(project, _scripts_in(folder))
         found += [read for read in near.get(real, []) if read not in found]
         if folder == root or os.path.dirname(folder) == folder or not folder.startswith(root):
             break
         folder = os.path.dirname(folder)
     return found
-
-
-_INDEXES: dict[str, dict[str, list[Read]]] = {}
-_NEAR: dict[str, dict[str, list[Read]]] = {}  # a folder -> the reads of the scripts directly in it
-_LAUNCHED: dict[str, dict[str, list[Read]]] = {}  # a folder -> the reads of the launch lines under it
-
-
-def forget() -> None:
-    """Drop what was learnt of the project's scripts (a long-lived process: an editor's server)."""
-    _INDEXES.clear()
-    _NEAR.clear()
-    _LAUNCHED.clear()
 
 
 def _scripts_in(folder: str) -> list[str]:

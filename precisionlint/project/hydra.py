@@ -255,9 +255,7 @@ def _compose_into(
         target = resolve_default(path, chosen, state.project, roots)
         if target is None:
             continue
-        from precisionlint.project import load_linked
-
-        linked = load_linked(target)
+        linked = state.project.document(target)
         if linked is None or linked.format != "yaml":
             continue
         state.groups.add(group)

@@ -53,7 +53,7 @@ def launch_root(project: Project, config: str) -> str | None:
 
 def launch_reads(project: Project, root: str) -> dict[str, list[Read]]:
     """The configs the launch lines under `root` name for a reader that is certain: config -> its reads."""
-    from precisionlint.project import display_path, load_linked
+    from precisionlint.project import display_path
     from precisionlint.project.lightning_cli import builds_cli, config_flags, trainer_flags
     from precisionlint.project.reads import Read, project_files
 
@@ -64,7 +64,7 @@ def launch_reads(project: Project, root: str) -> dict[str, list[Read]]:
         text = read_text(launcher)
         if text is None or "config" not in text:
             continue
-        document = load_linked(launcher)
+        document = project.document(launcher)
         if document is None or document.format != "shell" or not isinstance(document.tree, list):
             continue
         shown = display_path(launcher)
@@ -77,7 +77,7 @@ def launch_reads(project: Project, root: str) -> dict[str, list[Read]]:
             if not configs:
                 continue
             path = project.resolve(launcher, launch.script)
-            script = load_linked(path) if path is not None else None
+            script = project.document(path) if path is not None else None
             if script is None or script.format != "python" or not builds_cli(script):
                 continue
             overridden = frozenset(trainer_flags(launch.script_words))

@@ -19,14 +19,12 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from precisionlint.core.model import Document, Setting
+    from precisionlint.project.model import ProjectModel
 
 # TrainingArguments' precision fields that a launch line can set (the shell loader keeps these flags).
 _FIELDS = ("fp16", "bf16", "tf32")
 _TRUE = frozenset({"yes", "true", "t", "y", "1"})
 _FALSE = frozenset({"no", "false", "f", "n", "0"})
-# (script real path, its stat) -> the argument class its HfArgumentParser takes, or None: an editor's long-lived
-# process sees an edited script afresh.
-_PARSES: dict[tuple[str, int, int], str | None] = {}
 
 
 def attribute_launches(document: Document) -> None:
@@ -53,7 +51,7 @@ def attribute_launches(document: Document) -> None:
         wanted = [name for name in _FIELDS if name in flags]
         if not wanted:
             continue
-        parsed_by = _hf_arguments(path)
+        parsed_by = _hf_arguments(path, project.model)
         if parsed_by is None:
             continue
         evidence = f"passed to {display_path(path)}, whose HfArgumentParser reads it into {parsed_by}"
@@ -99,18 +97,19 @@ def _boolean(value: object) -> bool | None:
     return None  # a shell variable, or text HfArgumentParser refuses
 
 
-def _hf_arguments(path: str) -> str | None:
+def _hf_arguments(path: str, model: ProjectModel) -> str | None:
     """The TrainingArguments class a script's HfArgumentParser parses its command line into
-    (`HfArgumentParser((ModelArguments, TrainingArguments)).parse_args_into_dataclasses()`), or None."""
+    (`HfArgumentParser((ModelArguments, TrainingArguments)).parse_args_into_dataclasses()`), or None. Kept by
+    the project model under the script's stat: an editor's long-lived process sees an edited script afresh."""
     real = os.path.realpath(path)
     try:
         info = os.stat(real)
     except OSError:
         return None
     key = (real, info.st_mtime_ns, info.st_size)
-    if key in _PARSES:
-        return _PARSES[key]
-    _PARSES[key] = found = _read_parser(real)
+    if key in model.hf_parses:
+        return model.hf_parses[key]
+    model.hf_parses[key] = found = _read_parser(real)
     return found
 
 

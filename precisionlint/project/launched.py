@@ -42,16 +42,12 @@ class LaunchLine(NamedTuple):
     launch: Launch
 
 
-# project root -> the real path of each script started -> the lines that start it
-_INDEXES: dict[str, dict[str, list[LaunchLine]]] = {}
-
-
 def launch_lines(project: Project, script_path: str) -> list[LaunchLine]:
     """The launch lines of the project's shell scripts that start the script at `script_path` (on disk)."""
     root = _walk_root(project, script_path)
-    index = _INDEXES.get(root)
+    index = project.model.launch_lines.get(root)  # one per root, kept by the project model
     if index is None:
-        index = _INDEXES[root] = _index(root)
+        index = project.model.launch_lines[root] = _index(root)
     return index.get(os.path.realpath(script_path), [])
 
 
@@ -63,11 +59,6 @@ def _walk_root(project: Project, script_path: str) -> str:
     if chain and chain[-1].boundary:
         return os.path.abspath(project.root)
     return os.path.dirname(os.path.abspath(script_path))
-
-
-def forget() -> None:
-    """Drop what was learnt of the project's launch lines (a long-lived process: an editor's server)."""
-    _INDEXES.clear()
 
 
 def _index(root: str) -> dict[str, list[LaunchLine]]:

@@ -324,12 +324,13 @@ def links(document: Document) -> list[Link]:
 def linked_files(path: str) -> list[str]:
     """The files on disk that the file at `path` links to (resolved, existing, without duplicates), in the
     order its links are written. Empty when the file cannot be loaded."""
-    from precisionlint.project import load_linked, project_for
+    from precisionlint.project.model import current
 
-    document = load_linked(path)
+    model = current()
+    document = model.load_linked(path)
     if document is None:
         return []
-    project = project_for(path)
+    project = model.project_for(path)
     found: dict[str, None] = {}
     if document.format == "yaml":
         from precisionlint.project.hydra import default_links

@@ -39,7 +39,10 @@ class ProjectContext:
     """The context key of each file of one run (see the module's docstring)."""
 
     def __init__(self, sources: Sequence[SourceFile]) -> None:
+        from precisionlint.project.model import current
+
         self.sources = sources
+        self._model = current()  # the run's project model (run.runner.run_check made it)
         self._pins_of_folder: dict[str, str] = {}
         self._signatures: dict[str, str] = {}
         self._directories: dict[str, str] = {}  # directory -> the signature of its pin files, for this run
@@ -65,14 +68,13 @@ class ProjectContext:
 
     def portable(self, source: SourceFile) -> str:
         """The part of the key that does not depend on the file's own folder: its project's pins."""
-        from precisionlint.project import pins_signature
-
         # Looked up by the folder as the path spells it (one run has one working directory): no abspath per file.
         spelled = os.path.dirname(source.fs_path)
         found = self._pins_of_folder.get(spelled)
         if found is None:
             folder = os.path.dirname(os.path.abspath(source.fs_path))
-            found = self._pins_of_folder[spelled] = pins_signature(folder, self._directories, self._started)
+            found = self._pins_of_folder[spelled] = self._model.pins_signature(
+                folder, self._directories, self._started)
         return found
 
     def reads_folder(self, source: SourceFile, data: bytes) -> bool:

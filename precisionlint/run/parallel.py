@@ -352,9 +352,9 @@ def _warm(sources: Sequence[SourceFile], options: EngineOptions) -> None:
         warm_up()
     # The versions the project declares, which most Python files' rules ask for: each directory of the tree
     # is listed, and its pin files read, once for all workers rather than once in each.
-    from precisionlint.project import project_for
+    from precisionlint.project.model import current
 
     one_file_per_folder = {os.path.dirname(s.fs_path): s.fs_path for s in sources if s.format == "python"}
     for path in one_file_per_folder.values():
-        for directory in project_for(path).chain:
+        for directory in current().project_for(path).chain:
             directory.pins  # noqa: B018 - reads the pin files

@@ -144,6 +144,11 @@ def plan(
 
 
 def run_check(request: RunRequest) -> RunOutcome:
+    from precisionlint.project.model import ProjectModel, use
+
+    # The run's project model: what its checks learn of the projects on disk, learnt once for the whole run
+    # (its forked workers inherit it) and nothing from an earlier run in the same process.
+    use(ProjectModel())
     groups, errors = plan(request)
     outcome = RunOutcome([], errors, False, [], files_checked=sum(len(files) for _, files in groups))
     outcome.groups = groups

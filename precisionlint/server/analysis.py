@@ -149,14 +149,6 @@ def is_config_file(path: Path) -> bool:
     return path.name in CONFIG_NAMES
 
 
-def forget_files_on_disk() -> None:
-    """Forget what the project model learnt from the disk (pins, links, linked files): `check` learns it once per
-    run, the server must learn it again whenever a file changes."""
-    from precisionlint import project
-
-    project.forget()
-
-
 # ---------------------------------------------------------------------------------------------------------------
 # Checking a buffer
 # ---------------------------------------------------------------------------------------------------------------

@@ -118,7 +118,9 @@ def _register_lifecycle(server: PrecisionServer) -> None:
         if isinstance(debounce, (int, float)) and not isinstance(debounce, bool) and 0 <= debounce <= 10_000:
             ls.debounce_s = debounce / 1000
         from precisionlint.project.buffers import use_open_buffers
+        from precisionlint.project.model import use
 
+        use(ls.project_model)  # the checks of this server read and keep the projects there
         use_open_buffers(ls.buffers.get)
 
     @server.feature(types.INITIALIZED)
@@ -200,9 +202,7 @@ def _register_documents(server: PrecisionServer) -> None:
             ls.placements.pop(uri, None)
             ls.publish(uri, None, [], always=True)
             if real is not None and text is not None and _differs_from_disk(real, text):
-                from precisionlint.project import forget_file
-
-                forget_file(real)  # the documents that read it read the disk again
+                ls.project_model.forget_file(real)  # the documents that read it read the disk again
                 ls.recheck_dependents(real)
             ls.dependencies.forget(uri)
             ls.published.pop(uri, None)
@@ -228,9 +228,7 @@ def _register_documents(server: PrecisionServer) -> None:
                 continue  # open: its buffer is what documents read, and it was followed as it was typed
 
             def changed(real: str = real) -> None:
-                from precisionlint.project import forget_file
-
-                forget_file(real)
+                ls.project_model.forget_file(real)
                 ls.recheck_dependents(real)
 
             ls.submit(("changed", real), changed)

@@ -20,7 +20,8 @@ from pygls.uris import to_fs_path
 
 from precisionlint import __version__
 from precisionlint.core.model import Finding
-from precisionlint.server.analysis import Analysis, ProjectConfigs, analyse, forget_files_on_disk
+from precisionlint.project.model import ProjectModel
+from precisionlint.server.analysis import Analysis, ProjectConfigs, analyse
 from precisionlint.server.convert import Positions, diagnostic
 from precisionlint.server.dependencies import Dependencies
 from precisionlint.server.notebooks import cell_of, cell_offset, code_cells, notebook_json
@@ -84,6 +85,10 @@ class PrecisionServer(LanguageServer):
         # version place them once (for a notebook's JSON text, one reading of its strings).
         self.placements: dict[str, tuple[Analysis, str, list[Placed]]] = {}
         self.dependencies = Dependencies()
+        # What the checks learnt of the projects on disk (pins, links, linked files, config readers, launch
+        # lines): `check` learns it once per run; the server keeps it warm and forgets what a change touches.
+        # Made the current one when the client initializes (language_server.initialize).
+        self.project_model = ProjectModel()
         self.reported: set[str] = set()  # configuration errors already shown
 
     # -- talking to the client from any thread -------------------------------------------------------------------
@@ -209,9 +214,7 @@ class PrecisionServer(LanguageServer):
         """Check one open document and publish its diagnostics (`always`: even if they did not change)."""
         try:
             if changed_file is not None:
-                from precisionlint.project import forget_file
-
-                forget_file(changed_file)  # before anything reads it again, its own check included
+                self.project_model.forget_file(changed_file)  # before anything reads it again, its own check too
             if not self.stale(snapshot):  # a newer version is in line: checking this one helps nobody
                 analysis = self.analyse(snapshot)
                 if analysis is not None and not self.stale(snapshot):
@@ -268,7 +271,7 @@ class PrecisionServer(LanguageServer):
         return placed
 
     def related_places(self, uri: str, path: str | None, own: Positions | None, encoding: str) -> RelatedPlaces:
-        return RelatedPlaces(uri, path, own, encoding, self.buffers.get)
+        return RelatedPlaces(uri, path, own, encoding, self.buffers.get, self.project_model.loaded_text)
 
     def _place(self, uri: str, analysis: Analysis, encoding: str) -> list[Placed]:
         positions = Positions(analysis.text, encoding)
@@ -313,7 +316,7 @@ class PrecisionServer(LanguageServer):
         if reload:
             self.configs.clear()
             self.reported.clear()
-        forget_files_on_disk()
+        self.project_model.forget()
         self.recent.clear()
         self.soon(self.recheck_all_open)
 

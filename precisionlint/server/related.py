@@ -39,24 +39,24 @@ class RelatedPlaces:
     """Places the related locations of one document's findings (a file's line starts are found once)."""
 
     def __init__(self, own_uri: str, own_path: str | None, own: Positions | None, encoding: str,
-                 buffer_of: Callable[[str], str | None]) -> None:
+                 buffer_of: Callable[[str], str | None], loaded_text: Callable[[str], str | None]) -> None:
         """`own`: the document's own positions, None where its own places cannot be mapped (a notebook);
-        `buffer_of(realpath)`: an open editor buffer's text."""
+        `buffer_of(realpath)`: an open editor buffer's text; `loaded_text(path)`: the text the server's project
+        model loaded a linked file from (ProjectModel.loaded_text)."""
         self.own_uri = own_uri
         self.own_real = os.path.realpath(own_path) if own_path is not None else None
         self.own = own
         self.encoding = encoding
         self.buffer_of = buffer_of
+        self.loaded_text = loaded_text
         self.files: dict[str, tuple[str, Positions | None]] = {}  # real path -> (uri, positions or None)
 
     def _file(self, path: str) -> tuple[str, Positions | None]:
-        from precisionlint.project import loaded_text
-
         absolute = os.path.abspath(path)  # as `check` shows it: relative to the working directory (the workspace)
         real = os.path.realpath(absolute)
         found = self.files.get(real)
         if found is None:
-            text = loaded_text(real)
+            text = self.loaded_text(real)
             if text is None:
                 text = self.buffer_of(real)
             found = self.files[real] = (from_fs_path(absolute) or "",

@@ -1,0 +1,214 @@
+"""The project model: everything one process has learnt of the projects on disk, in one object.
+
+A rule asks the project around a file for declared versions, linked files, the scripts that read a config and the
+launch lines that start a script; each answer reads the disk once and is kept here for every later question:
+
+- the directories met (one listing each, pin files read when first asked) and the projects built on them;
+- the linked files loaded (a DeepSpeed JSON, an Accelerate YAML, a launcher, a script), by real path;
+- who reads a config (project.config_readers): per project root, per folder of scripts, per launch root;
+- the launch lines of each project's shell scripts (project.launched);
+- the argument class each script's HfArgumentParser parses (project.launch_readers), keyed by the script's stat;
+- the accelerator a project exists for (checks._accelerator).
+
+Who owns it: a `check` run makes a fresh one when it starts (precisionlint.run.runner.run_check) and makes it the
+current one; its forked workers inherit it, warmed by the first (run.parallel), so each directory is listed once
+for all of them. The language server makes one when it starts and keeps it for its life, and tells it what
+changed: `forget_file` when one file's content changed, `forget` when files appeared or went away. Code that has
+a Project reaches the model through it (`Project.model`); only the entry points (a document's project, a linked
+file named by path) ask for the current one. A process that sets none (a test, a benchmark) gets one of its own
+on first use.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from precisionlint.core.model import Document
+    from precisionlint.project import Directory, Project
+    from precisionlint.project.launched import LaunchLine
+    from precisionlint.project.reads import Read
+
+
+class ProjectModel:
+    """What one run, or one language server, has learnt of the projects on disk (see the module's docstring)."""
+
+    def __init__(self) -> None:
+        self.directories: dict[str, Directory] = {}  # absolute path -> what the directory declares
+        self.projects: dict[str, Project] = {}  # a file's folder -> its project
+        self.linked: dict[str, Document | None] = {}  # real path -> the linked file loaded (None: unreadable)
+        # Who reads a config (project.config_readers): config real path -> its reads, ...
+        self.config_reads: dict[str, dict[str, list[Read]]] = {}  # ... by the scripts of a project root
+        self.config_reads_near: dict[str, dict[str, list[Read]]] = {}  # ... by the scripts directly in a folder
+        self.config_reads_launched: dict[str, dict[str, list[Read]]] = {}  # ... by the launch lines under one
+        # project root -> the real path of each script started -> the launch lines that start it
+        self.launch_lines: dict[str, dict[str, list[LaunchLine]]] = {}
+        # (script real path, modification time, size) -> the argument class its HfArgumentParser takes, or None.
+        # Keyed by the script's stat, so an edited script is read afresh without being forgotten.
+        self.hf_parses: dict[tuple[str, int, int], str | None] = {}
+        # a file's folder (as projects are kept) -> the accelerator its project's packaging files name, read once
+        # per project (checks._accelerator)
+        self.accelerators: dict[str, str | None] = {}
+
+    # -- the projects ------------------------------------------------------------------------------------------
+
+    def directory(self, path: str) -> Directory:
+        found = self.directories.get(path)
+        if found is None:
+            from precisionlint.project import Directory
+
+            found = self.directories[path] = Directory(path, self)
+        return found
+
+    def project_for(self, file_path: str) -> Project:
+        """The project of a file (by its path on disk or as displayed, relative to the working directory)."""
+        return self.project_of_folder(os.path.dirname(os.path.abspath(file_path)))
+
+    def project_of_folder(self, folder: str) -> Project:
+        project = self.projects.get(folder)
+        if project is not None:
+            return project
+        from precisionlint.project import Project
+
+        chain: list[Directory] = []
+        current = folder
+        for _ in range(64):
+            directory = self.directory(current)
+            chain.append(directory)
+            parent = os.path.dirname(current)
+            if directory.boundary or parent == current:
+                break
+            current = parent
+        project = self.projects[folder] = Project(chain, self)
+        return project
+
+    def pins_signature(self, folder: str, taken: dict[str, str] | None = None, now_ns: int | None = None) -> str:
+        """What the versions of a file in `folder` come from, without the folder itself: the directories of its
+        project that declare pins, each with its pin files' names and stat (project.file_signature). Folders of
+        one project that declare nothing of their own share it. `taken` keeps each directory's signature for a
+        run (folders share their parents)."""
+        project = self.project_of_folder(folder)
+        parts = []
+        for directory in project.chain:
+            signature = taken.get(directory.path) if taken is not None else None
+            if signature is None:
+                signature = directory.signature(now_ns)
+                if taken is not None:
+                    taken[directory.path] = signature
+            if signature:
+                parts.append(f"{directory.path}={signature}")
+        return ";".join(parts)
+
+    # -- linked files ------------------------------------------------------------------------------------------
+
+    def load_linked(self, path: str) -> Document | None:
+        """A file named by another (a DeepSpeed JSON, an Accelerate config, a script), loaded once; None when
+        it cannot be read or parsed (that file's own check reports why)."""
+        from precisionlint.project import buffers
+
+        key = os.path.realpath(path)
+        buffers.note_read(key)
+        if key in self.linked:
+            return self.linked[key]
+        document: Document | None = None
+        try:
+            from precisionlint.frameworks.documents import load_document
+            from precisionlint.sources import Limits, format_of
+            from precisionlint.sources.decoding import decode_source
+
+            fmt = format_of(path)
+            limits = Limits()
+            unsaved = buffers.buffer_text(key)  # open in an editor: its text, saved or not
+            if fmt is not None and unsaved is not None:
+                if len(unsaved) <= limits.max_file_size:
+                    document = load_document(path, unsaved, fmt, limits)
+            elif fmt is not None:
+                from precisionlint.core.bounded_read import read_bytes
+
+                data = read_bytes(path, limits.max_file_size)  # a regular file only: never a FIFO or /dev/zero
+                document = load_document(path, decode_source(data, path), fmt, limits)
+        except Exception:  # unreadable, unparsable, too deep: the link says nothing
+            document = None
+        self.linked[key] = document
+        return document
+
+    def loaded_text(self, path: str) -> str | None:
+        """The text a linked file was loaded from (its editor buffer or the disk), while it is still loaded; None
+        when it is not. Reads nothing: the language server converts positions in that file with it."""
+        document = self.linked.get(os.path.realpath(path))
+        return document.text if document is not None else None
+
+    # -- forgetting (a long-lived process: the language server) ------------------------------------------------
+
+    def forget(self) -> None:
+        """Drop what was learnt about the file system (files appeared or went away: listings changed). The
+        scripts' argument classes stay: they are keyed by each script's stat."""
+        self.directories.clear()
+        self.projects.clear()
+        self.linked.clear()
+        self.config_reads.clear()
+        self.config_reads_near.clear()
+        self.config_reads_launched.clear()
+        self.launch_lines.clear()
+        self.accelerators.clear()
+
+    def forget_file(self, path: str) -> None:
+        """Forget what was learnt from one file whose content changed (on disk or in an editor's buffer): the
+        linked document read from it; for a launcher, the launch lines (the scripts it starts read their options
+        afresh); for a Python file, the in-project packages the folders above it import (project.vendored); for a
+        pin file, the pins of its directory and the projects built on them. Everything else stays warm (a file
+        created or deleted changes directory listings: use forget())."""
+        self.linked.pop(os.path.realpath(path), None)
+        self.linked.pop(os.path.abspath(path), None)
+        if path.endswith((".sh", ".bash")):
+            self.launch_lines.clear()
+        folder = os.path.dirname(os.path.abspath(path))
+        if path.endswith(".py"):
+            from precisionlint.project.vendored import DEPTH
+
+            # Its imports may add or drop an in-project package whose pins count for the folders above it.
+            self._forget_imports(folder, depth=DEPTH)
+        from precisionlint.project import is_pin_file
+
+        if not is_pin_file(os.path.basename(path)):
+            return
+        directory = self.directories.pop(folder, None)
+        if directory is None:
+            return
+        self._forget_projects(directory)
+        self._forget_imports(os.path.dirname(folder), depth=0)  # its pins count for a parent that imports it
+
+    def _forget_imports(self, folder: str, depth: int) -> None:
+        """Drop what the directories from `folder` up to `depth` folders above it learnt of their imported
+        packages."""
+        for _ in range(depth + 1):
+            directory = self.directories.get(folder)
+            if directory is not None and directory._imported is not None:
+                directory._imported = directory._imported_pins = None
+                self._forget_projects(directory)
+            parent = os.path.dirname(folder)
+            if parent == folder:
+                break
+            folder = parent
+
+    def _forget_projects(self, directory: Directory) -> None:
+        for key, project in list(self.projects.items()):
+            if directory in project.chain:
+                del self.projects[key]
+                self.accelerators.pop(key, None)
+
+
+_CURRENT: list[ProjectModel] = []  # the one this process uses now: set by the run or the server (use)
+
+
+def current() -> ProjectModel:
+    """The project model of this process: the run's or the language server's, else one made on first use."""
+    if not _CURRENT:
+        _CURRENT.append(ProjectModel())
+    return _CURRENT[0]
+
+
+def use(model: ProjectModel) -> None:
+    """Make `model` the one every entry point of the project layer reads from now on."""
+    _CURRENT[:] = [model]
