@@ -21,11 +21,12 @@ from __future__ import annotations
 
 import os
 import re
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING
+
+from precisionlint.project.reads import LaunchLine
 
 if TYPE_CHECKING:
     from precisionlint.project import Project
-    from precisionlint.sources.shell_source import Launch
 
 _SHELL_SUFFIXES = (".sh", ".bash")
 _MAX_SHELL_FILES = 2000
@@ -33,13 +34,6 @@ _MAX_SHELL_BYTES = 1_000_000
 _MAX_FOLDERS = 5000  # folders listed per project: a tree of other files (a data set) is not walked to its end
 _SKIPPED_FOLDERS = frozenset({".git", ".hg", ".svn", "node_modules", "__pycache__", "site-packages", ".tox",
                               ".nox", ".eggs", ".mypy_cache", ".ruff_cache", ".pytest_cache", "tests", "test"})
-
-
-class LaunchLine(NamedTuple):
-    """One launch line that starts a script."""
-
-    path: str  # the shell script, as findings show paths
-    launch: Launch
 
 
 def launch_lines(project: Project, script_path: str) -> list[LaunchLine]:

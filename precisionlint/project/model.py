@@ -8,7 +8,11 @@ launch lines that start a script; each answer reads the disk once and is kept he
 - who reads a config (project.config_readers): per project root, per folder of scripts, per launch root;
 - the launch lines of each project's shell scripts (project.launched);
 - the argument class each script's HfArgumentParser parses (project.launch_readers), keyed by the script's stat;
-- the accelerator a project exists for (checks._accelerator).
+- the accelerator a project exists for (checks._accelerator);
+
+and, in the language server, the editor's view: the text of the files open in it (a linked file or a pin file
+open in the editor is read from its buffer, saved or not), and which linked files each check read (to check
+the documents that read a file again when it changes). For `check` there are no buffers: the disk is read.
 
 Who owns it: a `check` run makes a fresh one when it starts (precisionlint.run.runner.run_check) and makes it the
 current one; its forked workers inherit it, warmed by the first (run.parallel), so each directory is listed once
@@ -22,19 +26,24 @@ on first use.
 from __future__ import annotations
 
 import os
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from precisionlint.core.model import Document
     from precisionlint.project import Directory, Project
-    from precisionlint.project.launched import LaunchLine
-    from precisionlint.project.reads import Read
+    from precisionlint.project.reads import LaunchLine, Read
 
 
 class ProjectModel:
     """What one run, or one language server, has learnt of the projects on disk (see the module's docstring)."""
 
-    def __init__(self) -> None:
+    def __init__(self, open_buffer: Callable[[str], str | None] | None = None) -> None:
+        """`open_buffer(realpath)`: the text an editor holds for a file, None when it is not open (the disk is
+        read then); the language server's buffers. None for a run."""
+        self.open_buffer = open_buffer
+        self._recorders: list[set[str]] = []  # sets collecting the linked files read while active (recording)
         self.directories: dict[str, Directory] = {}  # absolute path -> what the directory declares
         self.projects: dict[str, Project] = {}  # a file's folder -> its project
         self.linked: dict[str, Document | None] = {}  # real path -> the linked file loaded (None: unreadable)
@@ -100,15 +109,38 @@ class ProjectModel:
                 parts.append(f"{directory.path}={signature}")
         return ";".join(parts)
 
+    # -- the editor's view (the language server) ----------------------------------------------------------------
+
+    def buffer_text(self, path: str) -> str | None:
+        """The open buffer's text of `path`, or None (not open, or no editor)."""
+        if self.open_buffer is None:
+            return None
+        return self.open_buffer(os.path.realpath(path))
+
+    def note_read(self, path: str) -> None:
+        """Called for each linked file a rule reads (found already loaded or not)."""
+        if self._recorders:
+            real = os.path.realpath(path)
+            for reads in self._recorders:
+                reads.add(real)
+
+    @contextmanager
+    def recording(self) -> Iterator[set[str]]:
+        """Collect the real paths of the linked files read inside the block."""
+        reads: set[str] = set()
+        self._recorders.append(reads)
+        try:
+            yield reads
+        finally:
+            self._recorders.remove(reads)
+
     # -- linked files ------------------------------------------------------------------------------------------
 
     def load_linked(self, path: str) -> Document | None:
         """A file named by another (a DeepSpeed JSON, an Accelerate config, a script), loaded once; None when
         it cannot be read or parsed (that file's own check reports why)."""
-        from precisionlint.project import buffers
-
         key = os.path.realpath(path)
-        buffers.note_read(key)
+        self.note_read(key)
         if key in self.linked:
             return self.linked[key]
         document: Document | None = None
@@ -119,7 +151,7 @@ class ProjectModel:
 
             fmt = format_of(path)
             limits = Limits()
-            unsaved = buffers.buffer_text(key)  # open in an editor: its text, saved or not
+            unsaved = self.buffer_text(key)  # open in an editor: its text, saved or not
             if fmt is not None and unsaved is not None:
                 if len(unsaved) <= limits.max_file_size:
                     document = load_document(path, unsaved, fmt, limits)

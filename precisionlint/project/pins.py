@@ -36,9 +36,9 @@ def _add(pins: Pins, name: str, found: VersionRange | None) -> None:
 
 
 def read_text(path: str) -> str | None:
-    from precisionlint.project.buffers import buffer_text
+    from precisionlint.project.model import current
 
-    unsaved = buffer_text(path)  # open in an editor (the language server): its text, saved or not
+    unsaved = current().buffer_text(path)  # open in an editor (the language server): its text, saved or not
     if unsaved is not None:
         return unsaved if len(unsaved) <= MAX_PIN_FILE else None
     from precisionlint.core.bounded_read import read_text as read_bounded

@@ -1,11 +1,15 @@
 """One read of a config by a reader that is certain (a script's load handed to a framework call, a launch line),
 and the folders whose files are never a project's readers: shared by project/config_readers.py and the readers
-of launch lines (project/launch_configs.py, project/lightning_cli.py)."""
+of launch lines (project/launch_configs.py, project/lightning_cli.py). And one launch line that starts a script
+(project/launched.py), as the project model keeps them."""
 
 from __future__ import annotations
 
 import os
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
+
+if TYPE_CHECKING:
+    from precisionlint.sources.shell_source import Launch
 
 
 class Read(NamedTuple):
@@ -24,6 +28,13 @@ class Read(NamedTuple):
 
     def evidence(self) -> str:
         return f"read by {self.script}:{self.line} into {self.target}"
+
+
+class LaunchLine(NamedTuple):
+    """One launch line of a project's shell script that starts a script (project/launched.py)."""
+
+    path: str  # the shell script, as findings show paths
+    launch: Launch
 
 
 SKIPPED_FOLDERS = frozenset({".git", ".hg", ".svn", "node_modules", "__pycache__", "site-packages", ".tox",

@@ -239,7 +239,7 @@ def _release_model(document: Document | None) -> None:
 
 def analyse(path: Path, text: str, configs: ProjectConfigs, language_id: str | None = None) -> Analysis:
     """What `check PATH` would report if `text` were saved at `path`."""
-    from precisionlint.project.buffers import recording
+    from precisionlint.project.model import current
     from precisionlint.run.discover import matches_any
     from precisionlint.run.runner import ignored_codes
 
@@ -254,7 +254,7 @@ def analyse(path: Path, text: str, configs: ProjectConfigs, language_id: str | N
     # Shown as `check` run from the working directory shows it (the server starts in the workspace root):
     # the project model finds a file's project and linked files from this path.
     display = display_path(path, Path.cwd())
-    with recording() as reads:
+    with current().recording() as reads:
         result = check_text(SourceFile(str(path), display, fmt), text, settings.options)
     _release_model(result.document)
     ignored = frozenset(ignored_codes(str(path), config))

@@ -117,11 +117,9 @@ def _register_lifecycle(server: PrecisionServer) -> None:
         debounce = options.get("debounceMs")
         if isinstance(debounce, (int, float)) and not isinstance(debounce, bool) and 0 <= debounce <= 10_000:
             ls.debounce_s = debounce / 1000
-        from precisionlint.project.buffers import use_open_buffers
         from precisionlint.project.model import use
 
-        use(ls.project_model)  # the checks of this server read and keep the projects there
-        use_open_buffers(ls.buffers.get)
+        use(ls.project_model)  # the checks of this server read the projects (and its buffers) through it
 
     @server.feature(types.INITIALIZED)
     async def initialized(ls: PrecisionServer, params: types.InitializedParams) -> None:

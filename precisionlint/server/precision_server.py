@@ -86,9 +86,10 @@ class PrecisionServer(LanguageServer):
         self.placements: dict[str, tuple[Analysis, str, list[Placed]]] = {}
         self.dependencies = Dependencies()
         # What the checks learnt of the projects on disk (pins, links, linked files, config readers, launch
-        # lines): `check` learns it once per run; the server keeps it warm and forgets what a change touches.
-        # Made the current one when the client initializes (language_server.initialize).
-        self.project_model = ProjectModel()
+        # lines), reading an open file from its buffer: `check` learns it once per run; the server keeps it warm
+        # and forgets what a change touches. Made the current one when the client initializes
+        # (language_server.initialize).
+        self.project_model = ProjectModel(open_buffer=self.buffers.get)
         self.reported: set[str] = set()  # configuration errors already shown
 
     # -- talking to the client from any thread -------------------------------------------------------------------
