@@ -182,6 +182,25 @@ def test_deprecated_amp_fix_is_safe_only_where_the_torch_floor_has_the_replaceme
     assert ('torch.amp.GradScaler("cuda")' in fixed) == (applicability is not None)
 
 
+def test_each_run_in_one_process_reads_the_pins_afresh(tmp_path: Path, monkeypatch) -> None:
+    """A run makes its own project model: a second run in the same process (an editor plugin or a tool calling
+    the command in-process) sees the pins as they are then, not what an earlier run read."""
+    from click.testing import CliRunner
+
+    from precisionlint.cli.commands import main
+
+    monkeypatch.chdir(tmp_path)
+    _write(tmp_path, {"pyproject.toml": '[project]\nname = "x"\n', "requirements.txt": "torch==2.1.2\n",
+                      "train.py": DEPRECATED})
+    command = ["check", "--no-progress", "--no-cache", "--select", "deprecated-amp-api", "--output-format", "json",
+               "train.py"]
+    first = CliRunner().invoke(main, command)
+    assert json.loads(first.output)[0]["fix"] is None  # torch 2.1.2 has no torch.amp.GradScaler
+    _write(tmp_path, {"requirements.txt": "torch>=2.4\n"})
+    second = CliRunner().invoke(main, command)
+    assert json.loads(second.output)[0]["fix"]["applicability"] == "safe"
+
+
 def test_target_versions_are_validated_as_configuration(tmp_path: Path) -> None:
     _write(tmp_path, {"pyproject.toml": '[tool.precisionlint]\ntarget-versions = { torch = "latest" }\n',
                       "train.py": "x = 1\n"})
