@@ -1,11 +1,18 @@
 """Editors saving while `check --fix` writes: no save may ever be lost.
 
-    python benchmarks/editor_race.py [--trials 200] [--kind rename|two-write|both]
+    python benchmarks/editor_race.py [--trials 200] [--kind rename|two-write|both] [--trigger time|new-file|both]
 
 Each trial writes a fixable config, starts the real CLI (`check --fix --unsafe-fixes --no-cache`) and, from
-this process, saves new content into the file the way an editor does, at a moment drawn around the instant the
-fixer replaces the file (calibrated first, so that most saves land in the last tens of milliseconds before or
-after the replacement, where a save can be lost):
+this process, saves new content into the file the way an editor does, at one of two moments:
+
+- time: a moment drawn around the instant the fixer replaces the file (calibrated first, so that most saves
+  land in the last tens of milliseconds before or after the replacement, where a save can be lost);
+- new-file: as soon as the fixer's new file appears beside the original (watched for every 0.2 ms), plus 0 to
+  5 ms: the save lands while the fixed content is written, flushed and swapped in, after the fixer read the
+  file. This moment does not depend on how busy the machine is, where a drawn time may miss the window on a
+  loaded machine (the CLI's start then varies by seconds).
+
+`--trigger both` (the default) alternates them. The save is one of:
 
 - rename: the new content is written to a file beside it and renamed over it (vim's and most IDEs' default);
 - two-write: the file is opened, truncated and written in two writes a millisecond apart (nano, `>` in a shell).
@@ -89,17 +96,33 @@ def replaced_at(folder: Path) -> float:
     return moment
 
 
-def trial(folder: Path, kind: str, index: int, delay: float) -> str:
+def new_file_appears(folder: Path, process: subprocess.Popen[bytes], extra: float) -> None:
+    """Wait until the fixer's new file (`.train.toml.*.tmp`) is in the folder, or the fixer has ended, then
+    `extra` seconds more."""
+    while process.poll() is None:
+        if any(name.startswith(".train.toml.") and name.endswith(".tmp") for name in os.listdir(folder)):
+            time.sleep(extra)
+            return
+        time.sleep(0.0002)
+
+
+def trial(folder: Path, kind: str, index: int, delay: float | None, extra: float = 0.0) -> str:
+    """One race; `delay` None: the save waits for the fixer's new file (then `extra` seconds)."""
     path = folder / "train.toml"
     path.write_bytes(ORIGINAL)
     saved = editor_content(index)
     process = subprocess.Popen(command(), cwd=folder, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    time.sleep(max(0.0, delay))
+    if delay is None:
+        new_file_appears(folder, process, extra)
+    else:
+        time.sleep(max(0.0, delay))
     editor = threading.Thread(target=SAVES[kind], args=(path, saved))
     editor.start()
     editor.join()
     _, err = process.communicate(timeout=120)
     if b"Traceback" in err or b"internal error" in err:
+        print(f"trial {index}: the CLI crashed (exit {process.returncode}):\n{err.decode(errors='replace')}",
+              flush=True)
         return "crash"
     leftovers = [p.name for p in folder.iterdir() if p.name != "train.toml"]
     if leftovers:
@@ -116,6 +139,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--trials", type=int, default=200)
     parser.add_argument("--kind", choices=["rename", "two-write", "both"], default="both")
+    parser.add_argument("--trigger", choices=["time", "new-file", "both"], default="both")
     parser.add_argument("--seed", type=int, default=32)
     arguments = parser.parse_args()
     draw = random.Random(arguments.seed)
@@ -128,16 +152,22 @@ def main() -> int:
         kinds = ["rename", "two-write"] if arguments.kind == "both" else [arguments.kind]
         for kind in kinds:
             counts = {"kept": 0, "fixed": 0, "lost": 0, "leftover": 0, "crash": 0}
+            triggered = 0
             for index in range(arguments.trials):
                 # Most saves within 40 ms before and 10 ms after the replacement; one in five anywhere.
                 if draw.random() < 0.8:
-                    delay = moment + draw.uniform(-0.040, 0.010)
+                    delay: float | None = moment + draw.uniform(-0.040, 0.010)
                 else:
                     delay = draw.uniform(0.0, moment * 1.2)
-                counts[trial(folder, kind, index, delay)] += 1
+                extra = draw.uniform(0.0, 0.005)
+                if arguments.trigger == "new-file" or (arguments.trigger == "both" and index % 2 == 0):
+                    delay = None
+                    triggered += 1
+                counts[trial(folder, kind, index, delay, extra)] += 1
             bad = counts["lost"] + counts["leftover"] + counts["crash"]
             failures += bad
-            print(f"{kind}: {arguments.trials} trials, {counts['kept']} saves kept as saved, {counts['fixed']} "
+            print(f"{kind}: {arguments.trials} trials ({triggered} saved when the new file appeared), "
+                  f"{counts['kept']} saves kept as saved, {counts['fixed']} "
                   f"fixed in turn, {counts['lost']} lost, {counts['leftover']} leftover files, "
                   f"{counts['crash']} crashes")
     finally:
