@@ -6,46 +6,42 @@ first (NeMo's Megatron builder before Lightning, GPT-NeoX before plain DeepSpeed
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Iterator
 from types import ModuleType
 from typing import Any
 
-from precisionlint.frameworks import (
-    accelerate,
-    axolotl,
-    composer,
-    deepspeed,
-    detectron2,
-    fairseq,
-    hf,
-    lightning,
-    mmengine,
-    nemo,
-    neox,
-    speechbrain,
-    torchtune,
-    trainer_config,
-)
 from precisionlint.frameworks.base import Facts, Section, Vocabulary
 
-# Frameworks that attribute sections of TOML / YAML / JSON configs.
-CONFIG_FRAMEWORKS: tuple[ModuleType, ...] = (
-    trainer_config,
-    nemo,
-    lightning,
-    speechbrain,
-    composer,
-    torchtune,
-    axolotl,
-    neox,
-    deepspeed,
-    hf,
-    accelerate,
-    detectron2,
-    fairseq,
+# Frameworks that attribute sections of TOML / YAML / JSON configs, by module name: adding a framework is its module
+# in this package and its name here (the one registry line).
+_CONFIG_FRAMEWORK_NAMES = (
+    "trainer_config",
+    "nemo",
+    "lightning",
+    "speechbrain",
+    "composer",
+    "torchtune",
+    "axolotl",
+    "neox",
+    "deepspeed",
+    "hf",
+    "accelerate",
+    "detectron2",
+    "fairseq",
 )
-# Every framework module, also those only seen in Python (MMEngine configs are Python files).
-ALL_FRAMEWORKS: tuple[ModuleType, ...] = (*CONFIG_FRAMEWORKS, mmengine)
+# Frameworks only seen in Python (MMEngine configs are Python files).
+_PYTHON_FRAMEWORK_NAMES = ("mmengine",)
+
+
+
+def _modules(names: tuple[str, ...]) -> tuple[ModuleType, ...]:
+    return tuple(importlib.import_module(f"precisionlint.frameworks.{name}") for name in names)
+
+
+CONFIG_FRAMEWORKS: tuple[ModuleType, ...] = _modules(_CONFIG_FRAMEWORK_NAMES)
+# Every framework module, also those only seen in Python.
+ALL_FRAMEWORKS: tuple[ModuleType, ...] = (*CONFIG_FRAMEWORKS, *_modules(_PYTHON_FRAMEWORK_NAMES))
 _BY_NAME = {module.NAME: module for module in ALL_FRAMEWORKS}
 
 
