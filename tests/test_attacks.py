@@ -38,6 +38,14 @@ LATIN1_SCRIPT = (
 LIGHTNING_YAML = b"trainer:\n  accelerator: gpu\n  precision: 16\n"
 
 
+def signals_as_from_a_terminal() -> None:
+    """The child's signals as a terminal's shell leaves them. A test run started under `nohup` passes SIGHUP on
+    ignored, and precisionlint rightly keeps an ignored SIGHUP ignored: then a SIGHUP test would see no signal."""
+    import signal
+
+    signal.signal(signal.SIGHUP, signal.SIG_DFL)
+
+
 def run(*args: str, cwd: Path, timeout: float = 120, **kwargs: Any) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "precisionlint", *args], cwd=cwd, capture_output=True, text=True,
                           timeout=timeout, **kwargs)
@@ -531,7 +539,8 @@ def test_a_signal_during_start_up_is_one_line_not_a_traceback(tmp_path: Path, si
     # while the interpreter imports precisionlint's modules
     for delay in (0.02, 0.04, 0.06, 0.08, 0.10, 0.12, 0.14, 0.16, 0.18):
         process = subprocess.Popen([sys.executable, "-m", "precisionlint", "check", "--no-cache", "."],
-                                   cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+                                   cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                   preexec_fn=signals_as_from_a_terminal)
         time.sleep(delay)
         process.send_signal(signum)
         _, err = process.communicate(timeout=60)
@@ -558,6 +567,7 @@ def test_a_signal_while_the_run_imports_its_modules_is_one_line(tmp_path: Path, 
     signum = getattr(signal, signame)
     (tmp_path / "train.toml").write_bytes(TOML)
     code = ("import os, runpy, signal, sys\n"
+            "signal.signal(signal.SIGHUP, signal.SIG_DFL)\n"  # as from a terminal, not under nohup (see below)
             "class SignalOnImport:\n"
             "    def find_spec(self, name, path=None, target=None):\n"
             "        if name == 'precisionlint.cli.check_command':\n"
@@ -585,6 +595,7 @@ def test_a_terminal_signal_while_the_fixed_file_is_written_leaves_no_temporary_f
     signum = getattr(signal, signame)
     (tmp_path / "train.toml").write_bytes(TOML)
     code = ("import os, runpy, signal, sys\n"
+            "signal.signal(signal.SIGHUP, signal.SIG_DFL)\n"  # as from a terminal, not under nohup (see below)
             "flush = os.fsync\n"
             "def fsync(fd):\n"
             f"    os.kill(os.getpid(), signal.{signame})\n"

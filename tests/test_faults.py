@@ -155,7 +155,8 @@ def start_and_signal(root: Path, args: list[str], signum: int, delay: float | No
                      ) -> tuple[int, str, list[int], float]:
     """Start a run and signal it after `delay` seconds (None: as soon as its pool is working)."""
     process = subprocess.Popen(command(*args), cwd=root, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                               start_new_session=True)  # the signal goes to the main process only, as `kill PID`
+                               start_new_session=True,  # the signal goes to the main process only, as `kill PID`
+                               preexec_fn=signals_as_from_a_terminal)
     if delay is None:
         workers = wait_for_workers(process.pid)
         time.sleep(0.2)
@@ -171,6 +172,12 @@ def start_and_signal(root: Path, args: list[str], signum: int, delay: float | No
         process.communicate()
         pytest.fail("the run did not stop within 60 s of the signal")
     return process.returncode, err.decode(errors="replace"), workers, time.monotonic() - sent
+
+
+def signals_as_from_a_terminal() -> None:
+    """The run's signals as a terminal's shell leaves them. A test run started under `nohup` passes SIGHUP on
+    ignored, and precisionlint rightly keeps an ignored SIGHUP ignored: then a SIGHUP test would see no signal."""
+    signal.signal(signal.SIGHUP, signal.SIG_DFL)
 
 
 def check_outcome(code: int, err: str, signum: int) -> None:
