@@ -13,7 +13,11 @@ stdout to /dev/null (the findings are still held and written), the package impor
 runs, its whole process tree is sampled every few milliseconds from /proc: the sum of the processes' RSS, the sum
 of their PSS (shared pages of the forked workers counted once), plus the size of the workers' in-memory file of
 bytes (an anonymous memfd: real memory that no process maps, so no RSS shows it). The peak of each sum is
-reported, the median over --runs.
+reported, the median over --runs, with the parent's own peak RSS and the largest worker's. With --baseline CHECKOUT
+the same trees are checked with that checkout's package too, alternated with this one's in every round.
+
+RSS summed counts twice what a worker shares with the process it forked from (the tree's file list the parent holds
+when it forks the first worker is in every worker's RSS); PSS summed counts it once.
 
 Targets (issue: memory that does not grow with the tree): the 2x and 4x peaks within 10% of the 1x peak, and
 every peak under 120 MB (RSS sum + the in-memory file).
@@ -113,19 +117,25 @@ def _memfd_bytes(pid: int) -> dict[tuple[int, int], int]:
     return found
 
 
-def measure(tree: Path, interval: float = 0.005) -> tuple[float, float, float, float]:
-    """Wall seconds, peak RSS sum, peak PSS sum, peak in-memory file (MB) of one check of `tree`."""
-    env = dict(os.environ, PYTHONPATH=str(HERE))
+Sample = tuple[float, float, float, float, float, float]
+
+
+def measure(tree: Path, checkout: Path = HERE, interval: float = 0.005) -> Sample:
+    """Wall seconds, peak RSS sum, peak PSS sum, peak in-memory file, the parent's own peak RSS and the largest
+    worker's peak RSS (MB) of one check of `tree` with the package of `checkout`."""
+    env = dict(os.environ, PYTHONPATH=str(checkout))
     cmd = [sys.executable, "-m", "precisionlint", "check", "--no-cache", "--exit-zero", "--no-progress",
            "--output-format", "json", str(tree)]
     start = time.perf_counter()
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, env=env, cwd=tempfile.gettempdir())
     peak_rss = peak_pss = peak_fd = 0
+    own: dict[int, int] = {}  # pid -> its peak RSS
     while proc.poll() is None:
         rss = pss = 0
         files: dict[tuple[int, int], int] = {}
         for pid in _tree(proc.pid):
             one_rss, one_pss = _rss_pss(pid)
+            own[pid] = max(own.get(pid, 0), one_rss)
             rss += one_rss
             pss += one_pss
             files.update(_memfd_bytes(pid))
@@ -138,7 +148,8 @@ def measure(tree: Path, interval: float = 0.005) -> tuple[float, float, float, f
     if proc.returncode:
         raise SystemExit(f"check of {tree} exited {proc.returncode}")
     mb = 1024.0 * 1024.0
-    return elapsed, peak_rss / mb, peak_pss / mb, peak_fd / mb
+    parent = own.pop(proc.pid, 0)
+    return elapsed, peak_rss / mb, peak_pss / mb, peak_fd / mb, parent / mb, max(own.values(), default=0) / mb
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -148,30 +159,42 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--work", type=Path, default=Path(tempfile.gettempdir()) / "precisionlint-memory-scaling")
     parser.add_argument("--strict", action="store_true", help="exit 1 if a target is missed")
+    parser.add_argument("--baseline", type=Path, help="another checkout (its package folder's parent), measured in the "
+                        "same rounds: a change's effect as numbers from the same minutes")
     args = parser.parse_args(argv)
     repos = [repo.resolve() for repo in args.repos]
     key = "+".join(repo.name for repo in repos)
     work = args.work / key[:120]
     trees = {scale: build(repos, scale, work) for scale in args.scales}
-    samples: dict[int, list[tuple[float, float, float, float]]] = {scale: [] for scale in args.scales}
-    for _ in range(args.runs):  # alternated: every scale once per round, so that load moves them together
+    checkouts = {"this": HERE}
+    if args.baseline is not None:
+        checkouts = {"baseline": args.baseline.resolve(), **checkouts}
+    samples: dict[tuple[str, int], list[Sample]] = {(name, scale): [] for name in checkouts for scale in args.scales}
+    for _ in range(args.runs):  # alternated: every scale (and checkout) once per round, so load moves them together
         for scale in args.scales:
-            samples[scale].append(measure(trees[scale]))
+            for name, checkout in checkouts.items():
+                samples[name, scale].append(measure(trees[scale], checkout))
     print(f"load average {os.getloadavg()[0]:.2f}; {', '.join(repo.name for repo in repos)}")
-    print(f"{'scale':>5}  {'wall s':>7}  {'RSS+file MB':>11}  {'PSS+file MB':>11}  {'file MB':>7}")
-    peaks = {}
-    for scale in args.scales:
-        rows = samples[scale]
-        wall, rss, pss, held = (statistics.median(row[i] for row in rows) for i in range(4))
-        peaks[scale] = rss
-        runs = " ".join(f"{row[1]:.0f}" for row in rows)
-        print(f"{scale:>4}x  {wall:7.2f}  {rss:11.1f}  {pss:11.1f}  {held:7.1f}   (RSS+file runs: {runs})")
-    base = peaks[min(args.scales)]
-    spread = max(abs(peak - base) / base for peak in peaks.values())
-    worst = max(peaks.values())
-    met = spread <= SPREAD and worst < LIMIT_MB
-    print(f"largest difference from the smallest scale: {spread:.1%} (target <= {SPREAD:.0%}); "
-          f"largest peak {worst:.1f} MB (target < {LIMIT_MB:.0f} MB): {'met' if met else 'missed'}")
+    met = True
+    for name, checkout in checkouts.items():
+        print(f"{name} ({checkout}):")
+        print(f"{'scale':>5}  {'wall s':>7}  {'RSS+file MB':>11}  {'PSS+file MB':>11}  {'file MB':>7}  "
+              f"{'parent MB':>9}  {'worker MB':>9}")
+        peaks = {}
+        for scale in args.scales:
+            rows = samples[name, scale]
+            wall, rss, pss, held, parent, worker = (statistics.median(row[i] for row in rows) for i in range(6))
+            peaks[scale] = rss
+            runs = " ".join(f"{row[1]:.0f}" for row in rows)
+            print(f"{scale:>4}x  {wall:7.2f}  {rss:11.1f}  {pss:11.1f}  {held:7.1f}  {parent:9.1f}  {worker:9.1f}   "
+                  f"(RSS+file runs: {runs})")
+        base = peaks[min(args.scales)]
+        spread = max(abs(peak - base) / base for peak in peaks.values())
+        worst = max(peaks.values())
+        met = met and spread <= SPREAD and worst < LIMIT_MB
+        print(f"  largest difference from the smallest scale: {spread:.1%} (target <= {SPREAD:.0%}); "
+              f"largest peak {worst:.1f} MB (target < {LIMIT_MB:.0f} MB): "
+              f"{'met' if spread <= SPREAD and worst < LIMIT_MB else 'missed'}")
     return 1 if args.strict and not met else 0
 
 

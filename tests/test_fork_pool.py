@@ -190,3 +190,41 @@ def test_reading_waits_for_the_workers_so_queued_bytes_stay_within_a_window(
     assert max(queued) <= 10_000 + 4_000
     assert _summary(pooled) == _summary(check_all(sources, options, jobs=1))
     assert not _descendants()
+
+
+def _freeze_count(chunk: list[tuple[int, SourceFile, bytes | None]]) -> list[tuple[int, int]]:
+    import gc
+
+    return [(index, gc.get_freeze_count()) for index, _, _ in chunk]
+
+
+def test_workers_start_with_what_they_inherit_frozen(tmp_path: Path) -> None:
+    """A worker's garbage collections leave what it inherited alone (frozen before the fork), so that they do not
+    copy the pages of the parent's per-file lists into every worker; the parent collects as before."""
+    import gc
+
+    sources = _tree(tmp_path, 4, SCRIPT)
+    pool = fork_pool.ForkPool(sources, 2, _freeze_count, lambda: None)  # type: ignore[arg-type]
+    try:
+        assert gc.get_freeze_count() == 0
+        for index in range(len(sources)):
+            pool.submit([(index, b"x")])
+        results: list[object] = [None] * len(sources)
+        assert pool.collect(results, lambda count: None) == []  # type: ignore[arg-type]
+    except BaseException:
+        pool.stop()
+        raise
+    assert all(isinstance(count, int) and count > 1000 for count in results), results
+    assert not _descendants()
+
+
+def test_a_folder_named_by_its_path_keeps_one_string_per_file(tmp_path: Path) -> None:
+    """Where the path read, the name shown and the real path are spelled alike (a folder named by its absolute
+    path), each file's SourceFile holds one string for them: a run keeps one SourceFile per file of the tree."""
+    from precisionlint.run.discover import discover
+
+    _tree(tmp_path, 12, SCRIPT)
+    found = discover([str(tmp_path)], tmp_path).files
+    assert len(found) == 12
+    assert all(source.display == source.fs_path for source in found)
+    assert all(source.display is source.fs_path for source in found)

@@ -336,6 +336,10 @@ def discover(
                 skipped.append((_printable(display_base + folder + "/"), reason))
             real_prefix = os.path.join(os.path.realpath(base), "")  # joined by concatenation: once per file
             fs_prefix = "" if base == "." else os.path.join(base, "")
+            # Where the path, the name shown and the real path are spelled alike (a folder named by its absolute
+            # path), a file's SourceFile holds one string for them, not three: a run holds one per file.
+            shown_as_read = display_base == fs_prefix
+            real_as_read = real_prefix == fs_prefix
             # Relative to the root once per directory, not once per file (resolve() is a syscall per part).
             relative_base: str | None = None
             walk_exclude = list(exclude)
@@ -382,7 +386,8 @@ def discover(
                         continue
                 # Neither git nor the walk goes through a symbolic link to a directory, so the real path of
                 # a listed file is the real path of the directory it was listed under, plus its name.
-                add(fs_path, display_base + name, real_prefix + name, fmt)
+                add(fs_path, fs_path if shown_as_read else display_base + name,
+                    fs_path if real_as_read else real_prefix + name, fmt)
             if listed is not None:
                 for folder, reason in sorted(dict(excluded).items()):
                     skipped.append((_printable(display_base + folder + "/"), reason))

@@ -23,6 +23,7 @@ the pipe takes them), so a worker blocked writing its results can never wait on 
 
 from __future__ import annotations
 
+import gc
 import os
 import pickle
 import select
@@ -150,9 +151,14 @@ class ForkPool:
         self.early: list[list[tuple[int, FileResult]]] = []  # results taken while the files were still read
         before_fork()
         pipes = [(os.pipe(), os.pipe()) for _ in range(workers)]
+        # The objects this process holds (the tree's file list among them) are frozen for the fork: a worker's
+        # garbage collection would otherwise write to every inherited object's header and copy the pages that
+        # hold them, so that each worker paid again for the parent's per-file memory.
+        gc.freeze()
         try:
             pid = os.fork()
         except OSError:
+            gc.unfreeze()
             for (a, b), (c, d) in pipes:
                 for fd in (a, b, c, d):
                     os.close(fd)
@@ -160,6 +166,7 @@ class ForkPool:
             raise
         if pid == 0:  # the first worker: never returns
             _first_worker(pipes, self.arena.fd, warm, work)
+        gc.unfreeze()  # this process collects as before
         self.first = pid
         track(self)  # stopped by the interrupt handler even if the signal lands outside this pool's code
         for (task_read, task_write), (result_read, result_write) in pipes:
@@ -380,6 +387,7 @@ def _first_worker(pipes: list[tuple[tuple[int, int], tuple[int, int]]], arena: i
         from precisionlint.core.interrupts import before_fork
 
         before_fork()  # the others watch this worker, which forks them
+        gc.freeze()  # what the warm-up imported is shared with the others, not copied by their collections
         children: list[int] = []
         mine = len(pipes) - 1
         for number in range(len(pipes) - 1):

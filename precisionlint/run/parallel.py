@@ -126,9 +126,10 @@ def check_all(
     data_of: dict[int, bytes] = {}  # the bytes of pending files, until they are handed out
     # (device, inode, name, format, folder words, portable context[, folder]) -> the index that read it
     by_link: dict[tuple[Any, ...], int] = {}
-    # (device, inode) -> (index, whether its analysis depends on its folder) of the files read and not yet in
-    # by_link: their keys are built when another path leads to the same inode
-    read_inodes: dict[tuple[int, int], list[tuple[int, bool]]] = {}
+    # device << 64 | inode -> the file read through it and not yet in by_link, as index << 1 | whether its analysis
+    # depends on its folder (-1: none; at most one waits, the earlier ones are in by_link): their keys are built
+    # when another path leads to the same inode. One int per file of the tree, not a tuple and a list of tuples.
+    read_inodes: dict[int, int] = {}
     context_key = options.context_key
 
     def link_key(inode: tuple[int, int], source: SourceFile) -> tuple[Any, ...]:
@@ -173,17 +174,19 @@ def check_all(
                     tick(1)
                     continue
                 missed = identity  # analysed with other settings or context: read and analyse it below
-        inode: tuple[int, int] | None = None
+        inode = 0
         if info is not None and info.st_ino:
             # The same file through another path is not read again: a copy of the first result, when its
             # analysis cannot depend on the folder, or when it is in the same folder. The full keys are built
             # only for an inode met twice (a link), not for the thousands of files of a tree met once.
-            inode = (info.st_dev, info.st_ino)
-            if inode in read_inodes:
-                for earlier, folder_dependent in read_inodes.pop(inode):
-                    key = link_key(inode, sources[earlier])
-                    by_link.setdefault((*key, _folder(sources[earlier])) if folder_dependent else key, earlier)
-                key = link_key(inode, source)
+            inode = info.st_dev << 64 | info.st_ino
+            waiting = read_inodes.pop(inode, None)
+            if waiting is not None:
+                if waiting >= 0:
+                    earlier = waiting >> 1
+                    key = link_key((info.st_dev, info.st_ino), sources[earlier])
+                    by_link.setdefault((*key, _folder(sources[earlier])) if waiting & 1 else key, earlier)
+                key = link_key((info.st_dev, info.st_ino), source)
                 first = by_link.get(key, by_link.get((*key, _folder(source))))
                 if first is not None:
                     copies.append((index, first))
@@ -191,7 +194,7 @@ def check_all(
                     if files is not None and info is not None and seen is not None and _same(seen[0], info):
                         files.record(source.fs_path, info, seen[1], seen[2], seen[3])  # the same file, unchanged
                     continue
-                read_inodes[inode] = []
+                read_inodes[inode] = -1
         opened: list[os.stat_result] = []
         data = read_source(source, options.limits, opened)
         if isinstance(data, Finding):
@@ -204,8 +207,8 @@ def check_all(
         # is not needed (it is a scan of the whole file).
         names_others = (context_key is not None or files is not None) and (
             holds or files is not None or not options.prefilter) and names_other_files(source.format, data)
-        if inode is not None:
-            read_inodes.setdefault(inode, []).append((index, names_others and context_key is not None))
+        if inode:
+            read_inodes[inode] = index << 1 | (names_others and context_key is not None)
         digest = ""
         if files is not None and opened:
             digest = content_digest(data)
