@@ -298,3 +298,25 @@ def test_one_python_file_imports_no_framework_it_does_not_name(project: Path) ->
         assert not starts(set(modules), "torch") and "dataclasses" not in modules, heaviest
     config = imported_with_importtime(project, "check", "--no-progress", "--no-cache", "train.toml")
     assert "precisionlint.frameworks.registry" in config  # a config is attributed: the registry is what does it
+
+
+# The modules of the frameworks whose calls a Python file can pass settings to, and of the attribution rows they
+# build on: a script none of whose words (frameworks.call_words) are in its text needs none of them to be checked.
+CALL_FRAMEWORKS = {f"precisionlint.frameworks.{name}" for name in ("hf", "mmengine", "deepspeed")}
+
+
+def test_a_script_that_names_no_framework_is_checked_without_their_modules(project: Path) -> None:
+    """-X importtime on a training script that is parsed and checked (an autocast without a scaler) but names no
+    framework: the engine's gate and the settings reader test its text for the frameworks' words without importing
+    the frameworks' modules; a file the prefilter rejects imports no framework module, no script model and no
+    parser. Fails when one of them creeps back into the one-file path."""
+    (project / "plain.py").write_text("import os\n\ndef main():\n    print(os.getcwd())\n")
+    parsed = imported_with_importtime(project, "check", "--no-progress", "--no-cache", "train.py")
+    heaviest = sorted(parsed.items(), key=lambda item: -item[1])[:12]
+    assert "precisionlint.frameworks.python_calls" in parsed and "ast" in parsed, heaviest  # checked, words tested
+    assert not CALL_FRAMEWORKS & set(parsed), sorted(CALL_FRAMEWORKS & set(parsed))
+    rejected = set(imported_with_importtime(project, "check", "--no-progress", "--no-cache", "plain.py"))
+    assert not {m for m in rejected if m.startswith("precisionlint.frameworks.") and m != "precisionlint.frameworks"
+                and m != "precisionlint.frameworks.documents"}, sorted(rejected)
+    assert not starts(rejected, "precisionlint.script") and not starts(rejected, "precisionlint.checks._attribution")
+    assert not rejected & {"ast", "tomllib", "yaml", "ruamel"}, sorted(rejected)

@@ -211,7 +211,7 @@ def _trainer_over(ctx: CheckContext, half: list[Load]) -> tuple[Load, str] | Non
     neither an engine that keeps float32 weights nor another optimizer."""
     if not half:
         return None
-    from precisionlint.frameworks.hf import ARGUMENT_CLASSES
+    from precisionlint.frameworks.call_words import HF_ARGUMENT_CLASSES
     from precisionlint.script.scopes import scoped_nodes
 
     model = ctx.script
@@ -221,7 +221,7 @@ def _trainer_over(ctx: CheckContext, half: list[Load]) -> tuple[Load, str] | Non
         if not isinstance(node, ast.Call):
             continue
         name = _called(node.func)
-        if name in ARGUMENT_CLASSES:
+        if name in HF_ARGUMENT_CLASSES:
             written = True
             if not _plain_adamw(node):
                 return None  # DeepSpeed, FSDP or another optimizer: not what this rule can tell

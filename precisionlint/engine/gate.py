@@ -128,7 +128,7 @@ def python_tree_is_read(text: str) -> bool:
     if needs_script_model(text):
         return True
     from precisionlint.engine.suppress import may_hold_directives
-    from precisionlint.frameworks import mmengine
+    from precisionlint.frameworks.call_words import MMENGINE_MARKER
     from precisionlint.frameworks.python_calls import (
         may_call_a_framework,
         may_import_a_framework,
@@ -138,7 +138,7 @@ def python_tree_is_read(text: str) -> bool:
     probe = word_probe(text)
     if any(word in probe for word in _tree_words()):
         return True  # a settings rule reads what the tree holds (fp8-unsupported-gpu: the recipes a script builds)
-    if mmengine.MARKER in probe or may_link_a_deepspeed_config(probe) or (
+    if MMENGINE_MARKER in probe or may_link_a_deepspeed_config(probe) or (
             may_import_a_framework(probe) and may_call_a_framework(probe) and may_pass_a_precision_setting(probe)):
         return True  # the keyword scan is kept for the settings pass that follows
     return may_hold_directives(text, python=True)  # comments are not normalised: the text as written

@@ -14,6 +14,7 @@ from typing import Any
 
 from precisionlint.frameworks import deepspeed
 from precisionlint.frameworks.base import CERTAIN, LIKELY, Call, Facts, Row, Section, described
+from precisionlint.frameworks.call_words import HF_ARGUMENT_CLASSES
 
 NAME = "hf"
 TITLE = "Transformers TrainingArguments"
@@ -26,8 +27,7 @@ VOCABULARIES: dict[str, Any] = {}
 # The classes that take TrainingArguments' precision flags and its `deepspeed=` config path: Transformers' own and
 # TRL's trainer configs, which subclass TrainingArguments. The one list every reader of these calls uses
 # (frameworks.python_calls for the flags, project.links for the DeepSpeed link, the engine's gate).
-ARGUMENT_CLASSES = ("TrainingArguments", "Seq2SeqTrainingArguments", "SFTConfig", "DPOConfig", "GRPOConfig",
-                    "ORPOConfig", "KTOConfig", "RewardConfig", "PPOConfig", "CPOConfig")
+ARGUMENT_CLASSES = HF_ARGUMENT_CLASSES
 # The calls whose keyword arguments are its settings (frameworks.python_calls reads them, through calls_catalog.py).
 PYTHON_CALLS: tuple[Call, ...] = (
     Call(("transformers", "trl"), ARGUMENT_CLASSES, NAME,

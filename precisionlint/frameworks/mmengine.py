@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from precisionlint.frameworks.base import CERTAIN, Mode, Vocabulary, exact
+from precisionlint.frameworks.call_words import MMENGINE_MARKER
 
 NAME = "mmengine"
 TITLE = "MMEngine"
@@ -31,7 +32,6 @@ VOCABULARY = Vocabulary(
     source="mmengine/optim/optimizer/amp_optimizer_wrapper.py (AmpOptimWrapper.valid_dtypes)",
 )
 VOCABULARIES = {"precision": VOCABULARY}
-MARKER = "AmpOptimWrapper"
 EVIDENCE = "`optim_wrapper = dict(type='AmpOptimWrapper', ...)`"
 KEYWORDS = {"dtype": "precision", "loss_scale": "loss_scale"}
 
@@ -51,7 +51,7 @@ def amp_wrapper_arguments(tree: ast.Module) -> Iterator[tuple[str, ast.expr, ast
             continue
         pairs = _pairs(statement.value)
         kind = next((value for key, value, _ in pairs if key == "type"), None)
-        if not (isinstance(kind, ast.Constant) and kind.value == MARKER):
+        if not (isinstance(kind, ast.Constant) and kind.value == MMENGINE_MARKER):
             continue
         for key, value, key_node in pairs:
             if key in KEYWORDS:

@@ -12,15 +12,13 @@ import re
 from typing import TYPE_CHECKING, Any
 
 from precisionlint.core.model import NOT_YET, UNRESOLVED, Confidence, Document, Setting
-from precisionlint.frameworks import mmengine
 from precisionlint.frameworks.base import Call
+from precisionlint.frameworks.call_words import MMENGINE_MARKER
 from precisionlint.frameworks.calls_catalog import FRAMEWORK_CALLS
 from precisionlint.sources.literal import literal_eval
 
 if TYPE_CHECKING:
     from precisionlint.sources.python_index import PythonIndex
-
-
 
 
 # Which constructor calls carry a framework's settings: each framework module declares its own (PYTHON_CALLS),
@@ -35,7 +33,7 @@ CALLS: tuple[Call, ...] = (
 
 # Every module a call of CALLS is imported from; MMEngine configs import nothing: their marker is the wrapper's
 # name in the optim_wrapper dict.
-_FRAMEWORK_MODULES = (*sorted({module for call in CALLS for module in call.modules}), mmengine.MARKER)
+_FRAMEWORK_MODULES = (*sorted({module for call in CALLS for module in call.modules}), MMENGINE_MARKER)
 
 
 def may_import_a_framework(text: str) -> bool:
@@ -174,7 +172,7 @@ def python_settings(document: Document) -> list[Setting]:
     from precisionlint.sources.python_index import PythonIndex
 
     settings: list[Setting] = []
-    if mmengine.MARKER in document.text:
+    if MMENGINE_MARKER in document.text:
         settings.extend(_mmengine_settings(document))
     if not may_call_a_framework(document.text):
         return settings  # most training scripts import torch but construct no Trainer: no walk at all
@@ -241,6 +239,7 @@ def python_settings(document: Document) -> list[Setting]:
 
 
 def _mmengine_settings(document: Document) -> list[Setting]:
+    from precisionlint.frameworks import mmengine  # only for a file that names its wrapper
     from precisionlint.sources.positions import node_offsets
 
     settings = []

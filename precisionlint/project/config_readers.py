@@ -275,7 +275,7 @@ class ScriptReads:
     def _argument_files(self) -> list[Read]:
         """`HfArgumentParser((ModelArguments, TrainingArguments)).parse_yaml_file(PATH)`: the whole file is read
         into the dataclasses, TrainingArguments among them."""
-        from precisionlint.frameworks.hf import ARGUMENT_CLASSES
+        from precisionlint.frameworks.call_words import HF_ARGUMENT_CLASSES
         from precisionlint.frameworks.python_calls import dotted_name
 
         parsers: set[str] = set()
@@ -287,7 +287,7 @@ class ScriptReads:
                 if callee.endswith("HfArgumentParser") and callee.startswith(("transformers", "trl")):
                     named = {n.id if isinstance(n, ast.Name) else getattr(n, "attr", "")
                              for arg in node.value.args for n in ast.walk(arg)}
-                    if named & set(ARGUMENT_CLASSES):
+                    if named & set(HF_ARGUMENT_CLASSES):
                         parsers.add(node.targets[0].id)
             elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
                     and node.func.attr in ("parse_yaml_file", "parse_json_file") \

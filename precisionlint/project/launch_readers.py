@@ -114,7 +114,7 @@ def _hf_arguments(path: str, model: ProjectModel) -> str | None:
 
 
 def _read_parser(path: str) -> str | None:
-    from precisionlint.frameworks.hf import ARGUMENT_CLASSES
+    from precisionlint.frameworks.call_words import HF_ARGUMENT_CLASSES
     from precisionlint.frameworks.python_calls import dotted_name, import_aliases
     from precisionlint.project.pins import read_text
 
@@ -132,7 +132,7 @@ def _read_parser(path: str) -> str | None:
         if isinstance(node, ast.ClassDef):
             for base in node.bases:
                 origin = dotted_name(base, aliases) or ""
-                if origin.startswith(("transformers.", "trl.")) and origin.rsplit(".", 1)[-1] in ARGUMENT_CLASSES:
+                if origin.startswith(("transformers.", "trl.")) and origin.rsplit(".", 1)[-1] in HF_ARGUMENT_CLASSES:
                     subclasses[node.name] = origin.rsplit(".", 1)[-1]
     parsed = any(isinstance(node, ast.Attribute) and node.attr == "parse_args_into_dataclasses"
                  for node in ast.walk(tree))
@@ -148,11 +148,11 @@ def _read_parser(path: str) -> str | None:
             for inner in ast.walk(argument):
                 if isinstance(inner, ast.Name):
                     origin = aliases.get(inner.id, "")
-                    if origin.startswith(("transformers.", "trl.")) and inner.id in ARGUMENT_CLASSES:
+                    if origin.startswith(("transformers.", "trl.")) and inner.id in HF_ARGUMENT_CLASSES:
                         return inner.id
                     if inner.id in subclasses:
                         return f"{inner.id} ({subclasses[inner.id]})"
-                elif isinstance(inner, ast.Attribute) and inner.attr in ARGUMENT_CLASSES:
+                elif isinstance(inner, ast.Attribute) and inner.attr in HF_ARGUMENT_CLASSES:
                     origin = dotted_name(inner, aliases) or ""
                     if origin.startswith(("transformers.", "trl.")):
                         return inner.attr

@@ -22,7 +22,7 @@ from collections.abc import Iterator
 from typing import Any, NamedTuple
 
 from precisionlint.core.model import Document, Setting, Span
-from precisionlint.frameworks import hf
+from precisionlint.frameworks import call_words
 from precisionlint.sources.python_index import PythonIndex  # the file's one walk, shared by its passes
 from precisionlint.sources.tree import roots
 
@@ -32,7 +32,7 @@ DEEPSPEED_NAMES = ("deepspeed", "ds", "DeepSpeed")
 DEEPSPEED_WORDS = r"\b(?:" + "|".join(DEEPSPEED_NAMES) + r")\b"  # a regular expression
 
 # Calls whose `deepspeed=` argument names a DeepSpeed config read by the Hugging Face Trainer.
-HF_ARGUMENT_CLASSES = frozenset(hf.ARGUMENT_CLASSES)
+HF_ARGUMENT_CLASSES = frozenset(call_words.HF_ARGUMENT_CLASSES)
 
 
 class Link(NamedTuple):
