@@ -18,9 +18,10 @@ Only regular files are opened (never a FIFO or a device, which could block forev
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from typing import Any
 
-from precisionlint.checks import CheckContext
+from precisionlint.checks import CheckContext, Rule
 from precisionlint.checks._meta import INTERNAL_ERROR, LIMIT_EXCEEDED, NEWER_SYNTAX, PARSE_ERROR
 from precisionlint.core.memory import ran_out_of_memory
 from precisionlint.core.model import Document, Finding, Format, SourceFile
@@ -153,7 +154,7 @@ def _check_bytes(display: str, data: bytes, fmt: Format, options: EngineOptions)
             pass
     elif fmt == "python":
         document.launch_lines = launch_lines_of  # asked only when a rule judges an option's default
-    return run_rules(document, options)
+    return run_rules(document, options, data)
 
 
 def launch_lines_of(document: Document) -> list[Any]:
@@ -181,36 +182,20 @@ def _digits_limit(display: str) -> FileResult:
         "integer; not checked")])
 
 
-def run_rules(document: Document, options: EngineOptions) -> FileResult:
-    findings: list[Finding] = []
-    internal = False
-    too_deep: list[str] = []
-    out_of_memory: list[str] = []
-    scripted = document.format == "python" and needs_script_model(document.text)
+def run_rules(document: Document, options: EngineOptions, data: bytes | None = None) -> FileResult:
+    """The rules on a loaded document, then its suppressions. Given the file's bytes (and the prefilter on), only
+    the rules that may report on them run (prefilter.rules_that_may_report): the others are not even imported."""
     gpus = tuple(options.gpus)
-    for rule in options.rules:
-        if rule.target == "engine":
-            continue
-        if rule.target == "script" and not scripted:
-            continue
-        if rule.needs_gpu and not gpus:
-            continue
-        try:
-            context = CheckContext(document, rule, gpus)
-            found = rule.func(context)
-            if rule.needs_gpu:  # what it says of the target GPUs is not true of a file for another accelerator
-                from precisionlint.checks._accelerator import unless_elsewhere
+    rules = options.rules
+    if data is not None and options.prefilter:
+        from precisionlint.engine.prefilter import rules_that_may_report
 
-                found = unless_elsewhere(context, iter(found))
-            findings.extend(found)
-        except RecursionError:
-            too_deep.append(rule.name)
-        except Exception as exc:  # a bug in one rule must not hide the others' findings
-            if ran_out_of_memory(exc):  # a memory limit on the process (ulimit -v), not a bug
-                out_of_memory.append(rule.name)
-                continue
-            findings.append(_internal(document.path, rule.name, exc))
-            internal = True
+        rules = rules_that_may_report(options.rules, data, document.format)
+    findings, internal, too_deep, out_of_memory = _run(document, rules, gpus)
+    if (too_deep or out_of_memory) and len(rules) != len(options.rules):
+        # A file too deep (or too large) for some rules: the finding names every rule it stopped, as a run of all
+        # of them would, so run them all.
+        findings, internal, too_deep, out_of_memory = _run(document, options.rules, gpus)
     # One finding each, not one per rule: the script rules share one model, so they fail together.
     if too_deep:
         findings.append(engine_finding(
@@ -243,6 +228,40 @@ def run_rules(document: Document, options: EngineOptions) -> FileResult:
         findings = remap(findings)
     return FileResult(document.path, findings, document=document, internal_error=internal,
                       unread=_unread(document))
+
+
+def _run(document: Document, rules: Sequence[Rule], gpus: tuple[Any, ...]
+         ) -> tuple[list[Finding], bool, list[str], list[str]]:
+    """Each rule's findings on the document, whether one failed, and the rules stopped by depth or memory."""
+    findings: list[Finding] = []
+    internal = False
+    too_deep: list[str] = []
+    out_of_memory: list[str] = []
+    scripted = document.format == "python" and needs_script_model(document.text)
+    for rule in rules:
+        if rule.target == "engine":
+            continue
+        if rule.target == "script" and not scripted:
+            continue
+        if rule.needs_gpu and not gpus:
+            continue
+        try:
+            context = CheckContext(document, rule, gpus)
+            found = rule.func(context)
+            if rule.needs_gpu:  # what it says of the target GPUs is not true of a file for another accelerator
+                from precisionlint.checks._accelerator import unless_elsewhere
+
+                found = unless_elsewhere(context, iter(found))
+            findings.extend(found)
+        except RecursionError:
+            too_deep.append(rule.name)
+        except Exception as exc:  # a bug in one rule must not hide the others' findings
+            if ran_out_of_memory(exc):  # a memory limit on the process (ulimit -v), not a bug
+                out_of_memory.append(rule.name)
+                continue
+            findings.append(_internal(document.path, rule.name, exc))
+            internal = True
+    return findings, internal, too_deep, out_of_memory
 
 
 def _some(names: list[str]) -> str:
