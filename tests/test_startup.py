@@ -320,3 +320,164 @@ def test_a_script_that_names_no_framework_is_checked_without_their_modules(proje
                 and m != "precisionlint.frameworks.documents"}, sorted(rejected)
     assert not starts(rejected, "precisionlint.script") and not starts(rejected, "precisionlint.checks._attribution")
     assert not rejected & {"ast", "tomllib", "yaml", "ruamel"}, sorted(rejected)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# One small file, as benchmarks/startup.py checks it: what each of its three paths must not import
+# ---------------------------------------------------------------------------------------------------------------
+
+
+def _benchmark_files() -> dict[str, str]:
+    """The files benchmarks/startup.py times (a torch script the prefilter rejects, a parsed training script, a
+    TOML trainer config), read from it so that the test and the benchmark check the same three paths."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("startup_benchmark", ROOT / "benchmarks" / "startup.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return dict(module.FILES)
+
+
+# The console script's entry point under `python -S -X importtime` (no site: nothing imported that the run does not
+# import itself), writing sys.modules at exit with no module of its own: -X importtime reports what import
+# statements load, and sys.modules also holds what importlib.import_module loads (the rules, the frameworks),
+# which -X importtime does not report.
+ONE_FILE_PROBE = r"""
+import atexit, sys
+out = sys.argv[1]
+def dump():
+    with open(out, "w") as handle:
+        handle.write("\n".join(sorted(sys.modules)))
+atexit.register(dump)
+sys.argv = ["precisionlint", *sys.argv[2:]]
+from precisionlint.cli.entry import main
+main()
+"""
+
+# Never on a one-file check: a pool, a cache, click, the other commands and output formats, other formats' parsers.
+ONE_FILE_NEVER = {
+    "multiprocessing", "concurrent", "tempfile", "hashlib", "json", "dataclasses", "inspect", "threading",
+    "subprocess", "click", "yaml", "ruamel", "torch", "precisionlint.cli.commands", "precisionlint.run.fork_pool",
+    "precisionlint.run.cache", "precisionlint.output.json", "precisionlint.output.sarif", "precisionlint.fix",
+    "precisionlint.advise", "precisionlint.hardware", "precisionlint.server",
+}
+_RULES = "precisionlint.checks."
+# Per file: what it needs (proof that it was checked as it should be), and what it must not import: the modules of
+# the rules none of whose words it holds (and the helpers only they use), of frameworks it does not name, of the
+# passes that do not read it.
+ONE_FILE_PATHS = {
+    "plain.py": (
+        {"precisionlint.engine.prefilter"},
+        {"ast", "tomllib", "precisionlint.script", "precisionlint.values", "precisionlint.project.pins",
+         "precisionlint.engine.suppress", "precisionlint.sources.not_config", "precisionlint.sources.python_source",
+         "precisionlint.frameworks.base", "precisionlint.frameworks.python_calls"},
+    ),
+    "train.py": (
+        {"ast", "precisionlint.script.build", f"{_RULES}missing_grad_scaler", f"{_RULES}deprecated_amp_api"},
+        {"tomllib", *CONFIG_ONLY_FRAMEWORKS, *CALL_FRAMEWORKS,
+         *(_RULES + name for name in (
+             "legacy_precision_value", "unknown_precision_value", "conflicting_precision", "static_loss_scale",
+             "rl_actor_rollout_dtype_mismatch", "known_precision_bug", "fp16_on_bf16_checkpoint",
+             "cross_file_precision_conflict", "unnecessary_grad_scaler", "missing_scaler_update",
+             "scaler_with_half_params", "true_half_precision_training", "_rl_dtypes", "_checkpoints",
+             "_known_bugs"))},
+    ),
+    "one.toml": (
+        {"tomllib", "precisionlint.frameworks.registry", f"{_RULES}legacy_precision_value"},
+        {"precisionlint.script", "precisionlint.values",
+         *(_RULES + name for name in (
+             "conflicting_precision", "static_loss_scale", "rl_actor_rollout_dtype_mismatch",
+             "fp16_on_bf16_checkpoint", "autocast_around_deepspeed_engine", "scaler_with_half_params",
+             "torch_autocast_beside_deepspeed_precision", "low_precision_grad_accumulation", "_rl_dtypes",
+             "_checkpoints"))},
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(ONE_FILE_PATHS))
+def test_one_small_file_imports_only_what_it_needs(tmp_path: Path, name: str) -> None:
+    """`check` of one small file, as benchmarks/startup.py times it, under `python -S -X importtime`: what it must
+    import to check the file is there, and no module of ONE_FILE_NEVER or of the file's own list (a rule none of
+    whose words the file holds is not imported: engine.prefilter.rules_that_may_report). The failure message
+    names the modules that crept back and the heaviest own import times."""
+    for file_name, text in _benchmark_files().items():
+        (tmp_path / file_name).write_text(text)
+    (tmp_path / ".git").mkdir()  # a project of its own, as in the benchmark
+    out = tmp_path / "modules.txt"
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    result = subprocess.run(
+        [sys.executable, "-S", "-X", "importtime", "-c", ONE_FILE_PROBE, str(out), "check", "--no-progress",
+         "--no-cache", name], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120,
+    )
+    assert result.returncode in (0, 1), result.stdout + result.stderr
+    own: dict[str, int] = {}
+    for line in result.stderr.splitlines():
+        if line.startswith("import time:"):
+            microseconds, _, module = line[len("import time:"):].split("|")
+            if microseconds.strip().isdigit():
+                own[module.strip()] = int(microseconds)
+    assert "precisionlint.cli.entry" in own  # -X importtime reported the run's imports
+    modules = set(out.read_text().split())
+    heaviest = ", ".join(f"{m} {us / 1000:.1f} ms" for m, us in sorted(own.items(), key=lambda kv: -kv[1])[:10])
+    needed, avoided = ONE_FILE_PATHS[name]
+    assert needed <= modules, (name, sorted(needed - modules))
+    crept = sorted(m for m in modules if any(m == n or m.startswith(n + ".") for n in ONE_FILE_NEVER | avoided))
+    assert not crept, f"{name}: imported {crept}; heaviest own import times: {heaviest}"
+
+
+def test_a_lazy_pattern_is_compiled_on_first_use_then_is_the_compiled_pattern() -> None:
+    """The modules of a one-file check compile their regular expressions when they are first used
+    (core.patterns): the first use puts the compiled pattern in the module's namespace, a module that imported
+    the name keeps an object that forwards every call, and either matches as re.compile's pattern would."""
+    import re
+
+    from precisionlint.core.patterns import LazyPattern, lazy_pattern
+
+    namespace: dict[str, object] = {}
+    word = namespace["WORD"] = lazy_pattern(namespace, "WORD", r"\bnoqa\s*:\s*(?P<codes>\w+)", re.IGNORECASE)
+    assert isinstance(word, LazyPattern) and word._compiled is None  # nothing compiled until it is used
+    assert word.search("x = 1  # NOQA: PL201").group("codes") == "PL201"  # type: ignore[union-attr]
+    compiled = namespace["WORD"]
+    assert isinstance(compiled, re.Pattern) and compiled is word.compiled
+    assert compiled.flags & re.IGNORECASE and word.pattern == compiled.pattern
+    # The forwarding object, as a module that imported the name holds it, behaves as the compiled pattern.
+    text = "a: noqa: PL1, b # noqa:PL2"
+    assert [m.span() for m in word.finditer(text)] == [m.span() for m in compiled.finditer(text)]
+    assert word.findall(text) == compiled.findall(text) and word.sub("-", text) == compiled.sub("-", text)
+    assert word.match(text) is None and word.fullmatch("noqa: x") is not None
+    assert word.split(text) == compiled.split(text)
+
+
+def test_the_modules_of_a_one_file_check_compile_no_pattern_when_imported() -> None:
+    """Importing every module that a one-file check of a training script and of a TOML config imports compiles no
+    regular expression of precisionlint's (they compile on first use: core.patterns)."""
+    probe = r"""
+import re, sys
+compiled = []
+original = re._compile
+def counting(pattern, flags):
+    caller = sys._getframe(2)
+    if caller.f_code.co_name == "<module>" and caller.f_globals.get("__name__", "").startswith("precisionlint"):
+        compiled.append((caller.f_globals["__name__"], pattern))
+    return original(pattern, flags)
+re._compile = counting
+for name in sys.argv[1:]:
+    __import__(name)
+print(compiled)
+"""
+    modules = [
+        "precisionlint.cli.entry", "precisionlint.cli.check_command", "precisionlint.engine.check",
+        "precisionlint.engine.suppress", "precisionlint.engine.gate", "precisionlint.sources.not_config",
+        "precisionlint.sources.python_source", "precisionlint.sources.toml_source", "precisionlint.frameworks.registry",
+        "precisionlint.frameworks.python_calls", "precisionlint.project.pins", "precisionlint.project.config_readers",
+        "precisionlint.script.build", "precisionlint.checks.missing_grad_scaler",
+        "precisionlint.checks.deprecated_amp_api", "precisionlint.checks.legacy_precision_value",
+        "precisionlint.checks.framework_version_mismatch", "precisionlint.checks.true_half_precision_training",
+        "precisionlint.checks.rl_actor_rollout_dtype_mismatch", "precisionlint.checks.fp16_on_bf16_checkpoint",
+    ]
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    result = subprocess.run([sys.executable, "-S", "-c", probe, *modules], env=env, capture_output=True, text=True,
+                            timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "[]", result.stdout

@@ -14,6 +14,8 @@ import os
 import re
 from typing import TYPE_CHECKING, NamedTuple
 
+from precisionlint.core.patterns import lazy_pattern
+
 if TYPE_CHECKING:
     from precisionlint.project import Project
 
@@ -41,7 +43,7 @@ BF16_FAMILIES: tuple[Family, ...] = (
             "https://huggingface.co/mistralai/Mistral-7B-v0.1/blob/main/config.json"),
 )
 
-_HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
+_HUB_ID = lazy_pattern(globals(), "_HUB_ID", r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
 
 
 class Checkpoint(NamedTuple):

@@ -24,11 +24,11 @@ that holds an interpolation (`${...}`) or a shell expansion is unknown, and an u
 from __future__ import annotations
 
 import ast
-import re
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from precisionlint.core.model import UNRESOLVED, Span
+from precisionlint.core.patterns import lazy_pattern
 
 if TYPE_CHECKING:
     from precisionlint.checks import CheckContext
@@ -455,8 +455,9 @@ def _openrlhf_launch(launch: Any) -> Iterator[Pairing]:
 
 # `trl vllm-serve --model M --dtype float16` (also `vllm_serve`, and the module form); read from the text, since
 # it starts no training program.
-_TRL_SERVE = re.compile(r"(?:\btrl\s+vllm[-_]serve\b|-m\s+trl\.scripts\.vllm_serve\b)(?P<rest>[^\n;&|]*)")
-_DTYPE_FLAG = re.compile(r"--dtype(?:=|\s+)(['\"]?)(?P<value>[A-Za-z0-9_.$]+)\1")
+_TRL_SERVE = lazy_pattern(
+    globals(), "_TRL_SERVE", r"(?:\btrl\s+vllm[-_]serve\b|-m\s+trl\.scripts\.vllm_serve\b)(?P<rest>[^\n;&|]*)")
+_DTYPE_FLAG = lazy_pattern(globals(), "_DTYPE_FLAG", r"--dtype(?:=|\s+)(['\"]?)(?P<value>[A-Za-z0-9_.$]+)\1")
 _TRL_SERVE_EFFECT = ("`trl vllm-serve --dtype` sets the dtype vLLM generates in, and TRL's trainer computes the "
                      "policy's log-probabilities under its own fp16/bf16 autocast (trl/scripts/vllm_serve.py: "
                      "`dtype` defaults to \"auto\", the checkpoint's)")

@@ -43,12 +43,12 @@ No fix: compiling changes start-up time and can meet graph breaks that the user 
 from __future__ import annotations
 
 import ast
-import re
 from collections.abc import Iterator
 
 from precisionlint.checks import CheckContext
 from precisionlint.checks._attribution import is_test_code
 from precisionlint.core.model import Finding, Severity
+from precisionlint.core.patterns import lazy_pattern
 
 CODE = "PL217"
 NAME = "float8-training-without-compile"
@@ -60,7 +60,8 @@ TREE_WORDS: tuple[str, ...] = ("convert_to_float8_training",)  # a Python file t
 
 # What compiles, or may: torch.compile / model.compile(), a compile option (`--compile`, `torch_compile`,
 # `args.compile`, `compile: true` read from a config) and the frameworks that compile from their own settings.
-_COMPILE = re.compile(r"compile(?!d_module)")  # `is_compiled_module` only unwraps a model someone else compiled
+_COMPILE = lazy_pattern(
+    globals(), "_COMPILE", r"compile(?!d_module)")  # `is_compiled_module` only unwraps a model someone else compiled
 _ELSEWHERE = ("Accelerator", "accelerate", "TrainingArguments", "Trainer(", "SFTConfig", "GRPOConfig")
 
 

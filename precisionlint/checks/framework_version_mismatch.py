@@ -85,7 +85,6 @@ from typing import NamedTuple
 from precisionlint.checks import CheckContext
 from precisionlint.checks._attribution import at_most_warning, certain, hedge
 from precisionlint.core.model import Finding, Fix, Setting, Severity, Span
-from precisionlint.frameworks.lightning import one_x_arguments
 from precisionlint.project import disk_path
 from precisionlint.project.versions import VersionRange, show
 
@@ -167,6 +166,8 @@ def _lightning_2_spelling(ctx: CheckContext, setting: Setting) -> Iterator[Findi
             severity=Severity.WARNING,
         )
     elif found is None or not found.all_at_least((2, 0)):  # under a 2.x floor the 1.x argument is the mistake
+        from precisionlint.frameworks.lightning import one_x_arguments  # a Lightning setting's: Lightning's module
+
         beside = one_x_arguments(ctx.document, setting)
         if beside:
             names = ", ".join(f"`{name}`" for name in beside[:3])

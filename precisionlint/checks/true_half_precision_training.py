@@ -46,6 +46,7 @@ from collections.abc import Iterator
 from precisionlint.checks import CheckContext
 from precisionlint.checks._attribution import hedge, is_test_code
 from precisionlint.core.model import Document, Finding, Severity
+from precisionlint.core.patterns import lazy_pattern
 from precisionlint.frameworks import precision_mode
 
 CODE = "PL107"
@@ -61,10 +62,11 @@ _FRAMEWORKS = frozenset({"lightning", "nemo"})
 # Accelerators where CUDA's float16 rules do not apply (Graphcore IPUs, Habana HPUs, TPUs, the CPU, Apple MPS).
 _CUDA_ACCELERATORS = frozenset({"gpu", "cuda", "auto"})
 # Explicit loss scaling configured somewhere in the file (Graphcore's `loss_scaling`, a custom scaler).
-_LOSS_SCALING = re.compile(r"loss[_ -]?scal|lossScaling", re.IGNORECASE)
+_LOSS_SCALING = lazy_pattern(globals(), "_LOSS_SCALING", r"loss[_ -]?scal|lossScaling", re.IGNORECASE)
 # Code and configs that train nothing: tests, inference, evaluation, export.
 _NOT_TRAINING_FOLDERS = frozenset({"inference", "serving", "deploy", "benchmarks"})
-_NOT_TRAINING_NAME = re.compile(r"(infer|predict|eval|export|serve|generat|quantiz|ptq)")
+_NOT_TRAINING_NAME = lazy_pattern(
+    globals(), "_NOT_TRAINING_NAME", r"(infer|predict|eval|export|serve|generat|quantiz|ptq)")
 
 
 def check(ctx: CheckContext) -> Iterator[Finding]:

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import re
 
+from precisionlint.core.patterns import lazy_pattern
+
 
 # A Python file that passes the prefilter gets the training-step model (the script rules' one input) only when
 # its text holds one of these words: every fact the model can report a finding on is spelled with one of them
@@ -146,7 +148,7 @@ def python_tree_is_read(text: str) -> bool:
 
 # A DeepSpeed config named by a literal path: cross-file-precision-conflict follows only those of a .json,
 # .yaml or .yml file (in any case).
-_CONFIG_PATH_SUFFIX = re.compile(r"\.(?:json|ya?ml)", re.IGNORECASE)
+_CONFIG_PATH_SUFFIX = lazy_pattern(globals(), "_CONFIG_PATH_SUFFIX", r"\.(?:json|ya?ml)", re.IGNORECASE)
 
 
 def may_link_a_deepspeed_config(text: str) -> bool:

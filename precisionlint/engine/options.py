@@ -4,33 +4,36 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from typing import Protocol
+from typing import TYPE_CHECKING
 
 from precisionlint.checks import Rule
 from precisionlint.core.model import SourceFile
 from precisionlint.sources import Limits
 
+# Only annotations name it: typing's Protocol machinery costs every `check` about a millisecond of start-up.
+if TYPE_CHECKING:
+    from typing import Protocol
 
-class ContextKey(Protocol):
-    """For one file, a string that names everything outside its own bytes that its findings depend on (for a
-    rule that reads other files: the pins it reads, and for a file that names others, its folder and the
-    files it can name). See precisionlint.run.context_key."""
+    class ContextKey(Protocol):
+        """For one file, a string that names everything outside its own bytes that its findings depend on (for a
+        rule that reads other files: the pins it reads, and for a file that names others, its folder and the
+        files it can name). See precisionlint.run.context_key."""
 
-    def portable(self, source: SourceFile) -> str:
-        """The part of the key that holds for any content at this path and does not name the folder."""
-        ...
+        def portable(self, source: SourceFile) -> str:
+            """The part of the key that holds for any content at this path and does not name the folder."""
+            ...
 
-    def reads_folder(self, source: SourceFile, data: bytes) -> bool:
-        """Whether the key of this content names its folder (then a copy elsewhere is analysed on its own)."""
-        ...
+        def reads_folder(self, source: SourceFile, data: bytes) -> bool:
+            """Whether the key of this content names its folder (then a copy elsewhere is analysed on its own)."""
+            ...
 
-    def key(self, source: SourceFile, reads_folder: bool) -> str:
-        """The key of a content at this path, given what reads_folder said of it."""
-        ...
+        def key(self, source: SourceFile, reads_folder: bool) -> str:
+            """The key of a content at this path, given what reads_folder said of it."""
+            ...
 
-    def stat(self, fs_path: str) -> os.stat_result | None:
-        """os.stat of a file of the run, taken once per run for the loop and the keys alike."""
-        ...
+        def stat(self, fs_path: str) -> os.stat_result | None:
+            """os.stat of a file of the run, taken once per run for the loop and the keys alike."""
+            ...
 
 
 class EngineOptions:

@@ -26,14 +26,16 @@ from typing import Any
 
 from precisionlint.core.lines import line_starts
 from precisionlint.core.model import Document, Edit, Finding, Fix, Severity, Span
+from precisionlint.core.patterns import lazy_pattern
 
-DIRECTIVE = re.compile(
+DIRECTIVE = lazy_pattern(globals(), "DIRECTIVE",
     r"precisionlint\s*:\s*(?P<kind>file-ignore|ignore|disable|enable)\b\s*(?:\[(?P<rules>[^\]]*)\])?",
     re.IGNORECASE,
 )
-_NOQA = re.compile(r"\bnoqa\s*:\s*(?P<codes>[A-Za-z]+[0-9]+(?:[\s,]+[A-Za-z]+[0-9]+)*)", re.IGNORECASE)
+_NOQA = lazy_pattern(
+    globals(), "_NOQA", r"\bnoqa\s*:\s*(?P<codes>[A-Za-z]+[0-9]+(?:[\s,]+[A-Za-z]+[0-9]+)*)", re.IGNORECASE)
 ALL = "*"
-_OUR_CODE = re.compile(r"^pl\d+$")
+_OUR_CODE = lazy_pattern(globals(), "_OUR_CODE", r"^pl\d+$")
 INVALID_CODE, INVALID_NAME = "PL006", "invalid-suppression"
 UNUSED_CODE, UNUSED_NAME = "PL007", "unused-suppression"
 
@@ -139,7 +141,7 @@ def may_hold_directives(text: str, python: bool) -> bool:
         start = lowered.find(word)
         while start != -1:
             match = pattern.match(text, start)  # `\b` still sees the character before `start`
-            if match and (pattern is DIRECTIVE or _names_our_code(match)):
+            if match and (word == "precisionlint" or _names_our_code(match)):
                 return True
             start = lowered.find(word, start + 1)
     return False

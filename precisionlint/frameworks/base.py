@@ -24,6 +24,7 @@ from collections.abc import Callable, Iterable
 from typing import Any, NamedTuple
 
 from precisionlint.core.model import Confidence
+from precisionlint.core.patterns import lazy_pattern
 
 CERTAIN = Confidence.CERTAIN
 LIKELY = Confidence.LIKELY
@@ -99,8 +100,8 @@ class Facts:
 # A HyperPyYAML tag: at the start of the text, or after a blank, `[`, `{`, `,` or `:` that no earlier tag took as
 # its own last character. The tags are found with a search for `!` (a pattern that starts with a choice of
 # characters tries a match at every position: most of the time of reading SpeechBrain's hparams files).
-_TAG = re.compile(r"!(?:new|name|apply|module):|!ref\b|!copy\b|!include:|!tuple\b|!PLACEHOLDER\b")
-_BEFORE_TAG = re.compile(r"[\s\[{,:]")
+_TAG = lazy_pattern(globals(), "_TAG", r"!(?:new|name|apply|module):|!ref\b|!copy\b|!include:|!tuple\b|!PLACEHOLDER\b")
+_BEFORE_TAG = lazy_pattern(globals(), "_BEFORE_TAG", r"[\s\[{,:]")
 
 
 def _hyperpyyaml_tags(text: str) -> set[str]:
@@ -213,7 +214,8 @@ _DTYPE_WORDS = {
 _KIND_WORDS = {"mixed": "mixed", "amp": "mixed", "autocast": "mixed", "true": "true", "pure": "true"}
 
 
-_PIECES = re.compile(r"(?:bfloat|brainfloat|bf|fp|float|f)?(?:16|32|64|8)(?![0-9])|[a-z]+|[0-9]+")
+_PIECES = lazy_pattern(
+    globals(), "_PIECES", r"(?:bfloat|brainfloat|bf|fp|float|f)?(?:16|32|64|8)(?![0-9])|[a-z]+|[0-9]+")
 
 
 def words_of(value: Any) -> list[str]:

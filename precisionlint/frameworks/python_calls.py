@@ -8,10 +8,10 @@ a project's own `Trainer(precision=...)` is not Lightning's. Nothing is executed
 from __future__ import annotations
 
 import ast
-import re
 from typing import TYPE_CHECKING, Any
 
 from precisionlint.core.model import NOT_YET, UNRESOLVED, Confidence, Document, Setting
+from precisionlint.core.patterns import lazy_pattern
 from precisionlint.frameworks.base import Call
 from precisionlint.frameworks.call_words import MMENGINE_MARKER
 from precisionlint.frameworks.calls_catalog import FRAMEWORK_CALLS
@@ -67,7 +67,7 @@ _SETTING_KEYWORDS = tuple(sorted({key for call in CALLS for key in call.keywords
 # What may stand between a keyword and its `=`. A comment runs to the end of its line (the lookahead): otherwise a
 # banner of `#` after a keyword could be split into comments in 2**n ways before the match fails (Show-o's
 # training/train.py took minutes).
-_AFTER_KEYWORD = re.compile(r"(?:\s|\\|#[^\n]*(?![^\n]))*=")
+_AFTER_KEYWORD = lazy_pattern(globals(), "_AFTER_KEYWORD", r"(?:\s|\\|#[^\n]*(?![^\n]))*=")
 _POSITIONAL_CALLS = tuple(name for call in CALLS if call.positional for name in call.names)
 
 

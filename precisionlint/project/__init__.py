@@ -18,11 +18,11 @@ precisionlint.toml) replaces them. Unknown stays unknown: `version()` is None.
 from __future__ import annotations
 
 import os
-import re
 import time
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
+from precisionlint.core.patterns import lazy_pattern
 from precisionlint.core.racy_stat import UNSETTLED, settled
 
 if TYPE_CHECKING:
@@ -362,7 +362,7 @@ def _normal(name: str) -> str:
     return name.replace("-", "_").replace(".", "_").lower()
 
 
-_NAME_WRITTEN = re.compile(r"""\bname\s*=\s*["']([A-Za-z0-9][A-Za-z0-9._-]*)["']""")
+_NAME_WRITTEN = lazy_pattern(globals(), "_NAME_WRITTEN", r"""\bname\s*=\s*["']([A-Za-z0-9][A-Za-z0-9._-]*)["']""")
 
 
 def _package_names(directory: Directory) -> set[str]:

@@ -16,12 +16,13 @@ import os
 import re
 from typing import Any
 
+from precisionlint.core.patterns import lazy_pattern
 from precisionlint.project.versions import VersionRange, parse_specifier
 
 Pins = dict[str, VersionRange]
 
 MAX_PIN_FILE = 2_000_000  # bytes; a larger "requirements" file is not one
-_NAME = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)\s*(\[[^\]]*\])?\s*(.*)$")
+_NAME = lazy_pattern(globals(), "_NAME", r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)\s*(\[[^\]]*\])?\s*(.*)$")
 
 
 def normalize(name: str) -> str:
@@ -186,7 +187,7 @@ def read_setup_cfg(text: str, pins: Pins, source: str = "setup.cfg") -> None:
             _requirements(pins, lines, source)
 
 
-_CONDA = re.compile(r"^\s*(?:[\w.-]+::)?([A-Za-z0-9][A-Za-z0-9._-]*)\s*(.*)$")
+_CONDA = lazy_pattern(globals(), "_CONDA", r"^\s*(?:[\w.-]+::)?([A-Za-z0-9][A-Za-z0-9._-]*)\s*(.*)$")
 
 
 def _simple_environment(text: str) -> list[Any] | None:
@@ -284,8 +285,10 @@ _PIP_VALUE_OPTIONS = frozenset({
     "--implementation", "--abi", "--trusted-host", "--upgrade-strategy", "--progress-bar", "--cache-dir",
     "--log", "--report", "--only-binary", "--no-binary", "--config-settings", "-C", "--global-option",
 })
-_SHELL_SEPARATOR = re.compile(r"&&|\|\||[;|]")
-_PIP_INSTALL = re.compile(r"^(?:\S*/)?(?:(?:python3?(?:\.\d+)?\s+-m\s+)?pip3?(?:\.\d+)?|uv\s+pip)\s+install\b(.*)$")
+_SHELL_SEPARATOR = lazy_pattern(globals(), "_SHELL_SEPARATOR", r"&&|\|\||[;|]")
+_PIP_INSTALL = lazy_pattern(
+    globals(), "_PIP_INSTALL",
+    r"^(?:\S*/)?(?:(?:python3?(?:\.\d+)?\s+-m\s+)?pip3?(?:\.\d+)?|uv\s+pip)\s+install\b(.*)$")
 
 
 def read_dockerfile(text: str, pins: Pins, source: str = "Dockerfile") -> None:
@@ -361,16 +364,18 @@ def read_dockerfile(text: str, pins: Pins, source: str = "Dockerfile") -> None:
         _add(pins, "torch", parse_specifier(specifier, f"{source} FROM {image}: torch{specifier}"))
 
 
-_REINSTALLS_TORCH = re.compile(r"\b(?:conda|mamba|micromamba)\s+install\b[^;&|]*\bpytorch\b"
-                               r"|\binstall\b[^;&|]*(?<![\w.-])(?:py)?torch(?![\w.-])")
+_REINSTALLS_TORCH = lazy_pattern(
+    globals(), "_REINSTALLS_TORCH", r"\b(?:conda|mamba|micromamba)\s+install\b[^;&|]*\bpytorch\b"
+                                    r"|\binstall\b[^;&|]*(?<![\w.-])(?:py)?torch(?![\w.-])")
 # The official PyTorch images are tagged with the torch release they hold: `pytorch/pytorch:1.10.0-cuda11.3-
 # cudnn8-devel`, `pytorch/pytorch:2.5.0-cuda12.4-cudnn9-runtime`. NVIDIA's monthly containers
 # (`nvcr.io/nvidia/pytorch:YY.MM-py3`) ship a pre-release build whose API is not that of any release, so they
 # pin no version; but every container of 2023 or before holds a build from before the 2.3 development cycle
 # (23.12 and 24.01: 2.2.0a0; 23.10: 2.1.0a0; 22.12: 1.14.0a0, per NVIDIA's framework support matrix), which is
 # declared as `<2.3`: nothing of 2.3 or later is in it (NVIDIA DeepLearningExamples builds every model on one).
-_PYTORCH_IMAGE = re.compile(r"^(?:docker\.io/)?pytorch/pytorch:(\d+\.\d+(?:\.\d+)?)(?:-|$)")
-_NGC_IMAGE = re.compile(r"^nvcr\.io/nvidia/pytorch:(\d\d)\.(\d\d)(?:\.\d+)?-py3(?:-|$)")
+_PYTORCH_IMAGE = lazy_pattern(
+    globals(), "_PYTORCH_IMAGE", r"^(?:docker\.io/)?pytorch/pytorch:(\d+\.\d+(?:\.\d+)?)(?:-|$)")
+_NGC_IMAGE = lazy_pattern(globals(), "_NGC_IMAGE", r"^nvcr\.io/nvidia/pytorch:(\d\d)\.(\d\d)(?:\.\d+)?-py3(?:-|$)")
 _NGC_BEFORE_2_3 = 23  # the last year whose containers all hold a build older than torch 2.3
 
 
@@ -390,7 +395,8 @@ def _base_image_torch(words: list[str], arguments: dict[str, str]) -> tuple[str,
 
 
 # A `[[package]]` table of uv.lock and poetry.lock: its name, then its version, each on a line of its own.
-_LOCKED = re.compile(r'^\[\[package\]\]\s*\nname\s*=\s*"([^"\n]+)"\s*\nversion\s*=\s*"([^"\n]+)"', re.MULTILINE)
+_LOCKED = lazy_pattern(
+    globals(), "_LOCKED", r'^\[\[package\]\]\s*\nname\s*=\s*"([^"\n]+)"\s*\nversion\s*=\s*"([^"\n]+)"', re.MULTILINE)
 
 
 def read_lock(text: str, pins: Pins, source: str) -> None:

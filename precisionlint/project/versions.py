@@ -11,9 +11,11 @@ from __future__ import annotations
 import re
 from typing import NamedTuple
 
+from precisionlint.core.patterns import lazy_pattern
+
 Version = tuple[int, ...]
 
-_RELEASE = re.compile(r"\s*v?(\d+(?:\.\d+)*)(\.\*)?")
+_RELEASE = lazy_pattern(globals(), "_RELEASE", r"\s*v?(\d+(?:\.\d+)*)(\.\*)?")
 
 
 def parse_version(text: str) -> tuple[Version, bool] | None:
@@ -116,7 +118,7 @@ class VersionRange(NamedTuple):
         return ",".join(parts) or "any version"
 
 
-_CLAUSE = re.compile(r"^\s*(===|==|~=|!=|>=|<=|>|<|\^|~|=)?\s*(.+?)\s*$")
+_CLAUSE = lazy_pattern(globals(), "_CLAUSE", r"^\s*(===|==|~=|!=|>=|<=|>|<|\^|~|=)?\s*(.+?)\s*$")
 
 
 def parse_specifier(text: str, source: str = "", conda: bool = False) -> VersionRange | None:

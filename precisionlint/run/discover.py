@@ -17,11 +17,11 @@ from __future__ import annotations
 import errno
 import fnmatch
 import os
-import re
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 from precisionlint.core.model import Format, SourceFile
+from precisionlint.core.patterns import lazy_pattern
 from precisionlint.sources import format_of
 
 # Folders skipped by their name alone, because the name proves they hold no code of the project: version
@@ -166,7 +166,7 @@ def _git_files(directory: Path, unreadable: list[tuple[str, str]] | None = None)
 
 
 # git ls-files skips a folder it cannot open with this warning (and exits 0).
-_GIT_UNREADABLE = re.compile(r"warning: could not open directory '(.*)': (.*)$")
+_GIT_UNREADABLE = lazy_pattern(globals(), "_GIT_UNREADABLE", r"warning: could not open directory '(.*)': (.*)$")
 
 
 def _walk(

@@ -7,8 +7,8 @@ as pending calls for collect.py to classify after the walk.
 from __future__ import annotations
 
 import ast
-import re
 
+from precisionlint.core.patterns import lazy_pattern
 from precisionlint.script.constructions import ConstructionRecorder
 from precisionlint.script.model import DeprecatedUse, NameUse, Tf32Use
 from precisionlint.script.names import (
@@ -30,7 +30,7 @@ from precisionlint.script.walk_state import PendingCall
 
 # Wrappers that keep float32 master weights of the optimizer they take (apex's and Megatron's FP16_Optimizer,
 # MixedPrecisionOptimizer): an optimizer handed to one later (`optimizer = FP16_Optimizer(optimizer)`) is wrapped.
-_MASTER_WRAPPER = re.compile(r"(?i)(?:fp16|half|mixed_?precision|master)\w*optimizer$")
+_MASTER_WRAPPER = lazy_pattern(globals(), "_MASTER_WRAPPER", r"(?i)(?:fp16|half|mixed_?precision|master)\w*optimizer$")
 # The packages whose optimizers script.names.other_optimizer knows (transformers, bitsandbytes, apex).
 _OTHER_OPTIMIZER_PACKAGES = ("transformers.", "bitsandbytes.optim", "apex.optimizers.")
 

@@ -12,6 +12,7 @@ import ast
 import re
 
 from precisionlint.core.model import Edit
+from precisionlint.core.patterns import lazy_pattern
 from precisionlint.core.records import FrozenRecord
 from precisionlint.script.model import DeprecatedImport, DeprecatedUse, ScriptModel
 from precisionlint.script.names import DEPRECATED_MODULES, Deprecated, dotted
@@ -22,7 +23,7 @@ from precisionlint.sources.python_index import walk
 # The positional parameters of the deprecated autocast spellings, which torch.amp.autocast takes after device_type
 # in another order (device_type, dtype, enabled, cache_enabled): they become keywords.
 _LEGACY_AUTOCAST_POSITIONAL = ("enabled", "dtype", "cache_enabled")
-_MODULE_IN_IMPORT = re.compile(r"from\s+(torch\s*\.\s*(?:cuda|cpu)\s*\.\s*amp)\b")
+_MODULE_IN_IMPORT = lazy_pattern(globals(), "_MODULE_IN_IMPORT", r"from\s+(torch\s*\.\s*(?:cuda|cpu)\s*\.\s*amp)\b")
 
 
 def open_paren(text: str, position: int) -> int | None:

@@ -8,8 +8,8 @@ public name so every rule compares against one spelling.
 from __future__ import annotations
 
 import ast
-import re
 
+from precisionlint.core.patterns import lazy_pattern
 from precisionlint.core.records import FrozenRecord, ValueRecord
 
 AUTOCAST_APIS = frozenset({"torch.autocast", "torch.amp.autocast", "torch.cuda.amp.autocast", "torch.cpu.amp.autocast"})
@@ -99,7 +99,8 @@ OTHER_OPTIMIZERS: dict[str, OtherOptimizer] = {
     **{f"apex.optimizers.{name}": _APEX
        for name in ("FusedAdam", "FusedLAMB", "FusedSGD", "FusedNovoGrad", "FusedAdagrad")},
 }
-_BITSANDBYTES_CLASS = re.compile(r"^(?:Paged)?(?:Adam|AdamW|Lion|SGD|RMSprop|Adagrad|LAMB|LARS|AdEMAMix)"
+_BITSANDBYTES_CLASS = lazy_pattern(
+    globals(), "_BITSANDBYTES_CLASS", r"^(?:Paged)?(?:Adam|AdamW|Lion|SGD|RMSprop|Adagrad|LAMB|LARS|AdEMAMix)"
                                  r"(?:8bit|32bit)?$")
 
 

@@ -11,19 +11,23 @@ from __future__ import annotations
 import ast
 import re
 
+from precisionlint.core.patterns import lazy_pattern
 from precisionlint.script.names import ImportTable, dotted
 from precisionlint.script.scopes import Scope
 from precisionlint.script.values import Resolver
 
 # A receiver whose .backward(loss) is a framework's: it scales the loss itself when it runs fp16.
-_FRAMEWORK_RECEIVER = re.compile(r"accelerator|fabric|engine|deepspeed", re.IGNORECASE)
+_FRAMEWORK_RECEIVER = lazy_pattern(
+    globals(), "_FRAMEWORK_RECEIVER", r"accelerator|fabric|engine|deepspeed", re.IGNORECASE)
 _FRAMEWORK_PACKAGES = ("accelerate.", "lightning.", "pytorch_lightning.", "deepspeed.")
 # `optimizer`, `opt`, `optim`, `opt_g`, `self.optimizer_d`, `optimizers[0]`'s name...; never a scheduler.
-_OPTIMIZER_NAME = re.compile(r"(?:^|_)(?:opt|optim|optimi[sz]er)s?\d*(?:_|$)|optimi[sz]er", re.IGNORECASE)
-_NOT_OPTIMIZER_NAME = re.compile(r"sched|scaler|warmup|lr", re.IGNORECASE)
+_OPTIMIZER_NAME = lazy_pattern(
+    globals(), "_OPTIMIZER_NAME", r"(?:^|_)(?:opt|optim|optimi[sz]er)s?\d*(?:_|$)|optimi[sz]er", re.IGNORECASE)
+_NOT_OPTIMIZER_NAME = lazy_pattern(globals(), "_NOT_OPTIMIZER_NAME", r"sched|scaler|warmup|lr", re.IGNORECASE)
 # A receiver whose .clip_grad_norm_ clips raw gradients (FSDP), as opposed to accelerator/fabric, which unscale.
-_MODEL_NAME = re.compile(r"model|module|net|fsdp", re.IGNORECASE)
-_NOT_MODEL_NAME = re.compile(r"accelerator|fabric|trainer|engine|optim|strategy", re.IGNORECASE)
+_MODEL_NAME = lazy_pattern(globals(), "_MODEL_NAME", r"model|module|net|fsdp", re.IGNORECASE)
+_NOT_MODEL_NAME = lazy_pattern(
+    globals(), "_NOT_MODEL_NAME", r"accelerator|fabric|trainer|engine|optim|strategy", re.IGNORECASE)
 _FSDP = frozenset(
     {
         "torch.distributed.fsdp.FullyShardedDataParallel",

@@ -14,6 +14,7 @@ import re
 from collections.abc import Iterator
 from typing import Literal
 
+from precisionlint.core.patterns import lazy_pattern
 from precisionlint.core.records import Record, ValueRecord
 from precisionlint.script.names import ImportTable
 from precisionlint.script.version_tests import Gate, is_version_test
@@ -104,7 +105,8 @@ def is_compat_handler(handler: ast.ExceptHandler) -> bool:
 
 # `torch.__version__`, `TORCH_VERSION`, `_TORCH_GREATER_EQUAL_2_4` (Lightning), `is_torch_greater_or_equal_than_2_4`
 # (Transformers), `torch_version_lt_2_4`, `TORCH_2_4`: names that only a version switch reads.
-_VERSION_NAME = re.compile(r"version|greater|less|_ge_|_lt_|torch_?\d|\d_\d", re.IGNORECASE)
+_VERSION_NAME = lazy_pattern(
+    globals(), "_VERSION_NAME", r"version|greater|less|_ge_|_lt_|torch_?\d|\d_\d", re.IGNORECASE)
 
 
 def is_compat_test(test: ast.expr) -> bool:

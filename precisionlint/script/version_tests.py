@@ -18,9 +18,9 @@ compatibility fallback.
 from __future__ import annotations
 
 import ast
-import re
 from typing import NamedTuple
 
+from precisionlint.core.patterns import pattern_on_use
 from precisionlint.project.versions import Bound, Version, parse_version
 
 _PARSERS = frozenset({"parse", "Version", "LooseVersion", "StrictVersion", "parse_version", "digit_version"})
@@ -64,10 +64,10 @@ def _literal(node: ast.expr) -> Version | None:
 # (RequirementCache("torch>=2.4")) and `_TORCH_LESS_EQUAL_1_10_2`, Transformers' `is_torch_greater_or_equal_than_1_10`
 # and `is_torch_less_than_1_11` (transformers/pytorch_utils.py)
 _FLAGS = (
-    (re.compile(r"_?TORCH_GREATER_EQUAL_(\d+(?:_\d+)+)"), ast.GtE),
-    (re.compile(r"_?TORCH_LESS_EQUAL_(\d+(?:_\d+)+)"), ast.LtE),
-    (re.compile(r"is_torch_greater_or_equal_than_(\d+(?:_\d+)+)"), ast.GtE),
-    (re.compile(r"is_torch_less_than_(\d+(?:_\d+)+)"), ast.Lt),
+    (pattern_on_use(r"_?TORCH_GREATER_EQUAL_(\d+(?:_\d+)+)"), ast.GtE),
+    (pattern_on_use(r"_?TORCH_LESS_EQUAL_(\d+(?:_\d+)+)"), ast.LtE),
+    (pattern_on_use(r"is_torch_greater_or_equal_than_(\d+(?:_\d+)+)"), ast.GtE),
+    (pattern_on_use(r"is_torch_less_than_(\d+(?:_\d+)+)"), ast.Lt),
 )
 
 

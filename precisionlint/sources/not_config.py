@@ -7,7 +7,7 @@ repository. The decision uses the file's name and the first few kilobytes only.
 
 from __future__ import annotations
 
-import re
+from precisionlint.core.patterns import lazy_pattern
 
 # File names (lower-cased) that are always someone else's format.
 NAMES = frozenset({
@@ -18,7 +18,7 @@ NAMES = frozenset({
     "merges.json", "vocabulary.json", "spiece.json", "codecov.yml", "codecov.yaml", "mkdocs.yml", "mkdocs.yaml",
     "dependabot.yml", "dependabot.yaml", "environment.yml", "environment.yaml", "conda.yaml", "meta.yaml",
 })
-_NAME_PATTERNS = re.compile(
+_NAME_PATTERNS = lazy_pattern(globals(), "_NAME_PATTERNS",
     r"(-lock|\.lock|_lock)\.(json|ya?ml)$|(^|[._-])vocab[^/]*\.json$|^tokenizer[^/]*\.json$"
     r"|(^|[._-])template([._-][^/]*)?\.(json|ya?ml|toml)$"  # filled in by a script before anything reads it
 )
@@ -26,12 +26,14 @@ _NAME_PATTERNS = re.compile(
 DATA_SIZE = 100_000
 _SAMPLE = 8192
 # The `tokenizers` library writes these keys first, in this order (tokenizer.json saved under any name).
-_TOKENIZER = re.compile(rb'\{\s*"version"\s*:\s*"[^"]*"\s*,\s*"truncation"\s*:[\s\S]*?"added_tokens"\s*:\s*\[')
+_TOKENIZER = lazy_pattern(
+    globals(), "_TOKENIZER", rb'\{\s*"version"\s*:\s*"[^"]*"\s*,\s*"truncation"\s*:[\s\S]*?"added_tokens"\s*:\s*\[')
 # Between two records of a list: `}, {`. A config lists a few objects; a data file (COCO or VQA annotations,
 # `{"annotations": [{...}, {...}, ...]}`) has dozens in its first kilobytes.
-_RECORD_BREAK = re.compile(rb"\}\s*,\s*\{")
+_RECORD_BREAK = lazy_pattern(globals(), "_RECORD_BREAK", rb"\}\s*,\s*\{")
 _RECORDS_IN_SAMPLE = 40
-_FLAT_PAIR = re.compile(rb'"(?:[^"\\]|\\.)*"\s*:\s*(?:-?[0-9][0-9.eE+-]*|"(?:[^"\\]|\\.)*"|true|false|null)\s*,')
+_FLAT_PAIR = lazy_pattern(
+    globals(), "_FLAT_PAIR", rb'"(?:[^"\\]|\\.)*"\s*:\s*(?:-?[0-9][0-9.eE+-]*|"(?:[^"\\]|\\.)*"|true|false|null)\s*,')
 
 
 def reason(display: str, data: bytes, fmt: str) -> str | None:

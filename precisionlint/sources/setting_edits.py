@@ -17,10 +17,11 @@ from __future__ import annotations
 import re
 
 from precisionlint.core.model import Document, Edit, Fix, Setting
+from precisionlint.core.patterns import lazy_pattern
 
 # A YAML anchor in front of a value (`&base 16`): kept when the value is replaced, so aliases still resolve.
-_YAML_ANCHOR = re.compile(r"&[^\s,\[\]{}]+[ \t]+")
-_YAML_PLAIN = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
+_YAML_ANCHOR = lazy_pattern(globals(), "_YAML_ANCHOR", r"&[^\s,\[\]{}]+[ \t]+")
+_YAML_PLAIN = lazy_pattern(globals(), "_YAML_PLAIN", r"[A-Za-z0-9][A-Za-z0-9._-]*")
 # YAML 1.1 words that PyYAML (what Accelerate, DeepSpeed and most training code load configs with) reads as
 # booleans or null: a plain scalar spelled like one of these must be quoted to stay a string.
 _YAML_SPECIAL_WORDS = frozenset({"true", "false", "yes", "no", "on", "off", "null", "y", "n", "~"})

@@ -9,19 +9,19 @@ understand valid TOML.
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from precisionlint.core.model import Document
+from precisionlint.core.patterns import lazy_pattern
 from precisionlint.sources import LimitError, Limits, SourceError
 from precisionlint.sources.tree import Entry, Node, NodeBudget, whole_line_range
 
-_BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")
-_WS = re.compile(r"[ \t]*")
-_ERROR_POSITION = re.compile(r" at line (\d+) col (\d+)$")
+_BARE_KEY = lazy_pattern(globals(), "_BARE_KEY", r"[A-Za-z0-9_-]+")
+_WS = lazy_pattern(globals(), "_WS", r"[ \t]*")
+_ERROR_POSITION = lazy_pattern(globals(), "_ERROR_POSITION", r" at line (\d+) col (\d+)$")
 
 
-_TOMLLIB_POSITION = re.compile(r" \(at line (\d+), column (\d+)\)$")
+_TOMLLIB_POSITION = lazy_pattern(globals(), "_TOMLLIB_POSITION", r" \(at line (\d+), column (\d+)\)$")
 
 
 def _parse(text: str) -> dict[str, Any]:
@@ -73,8 +73,9 @@ def _parse_with_tomlkit(text: str) -> dict[str, Any]:
         raise SourceError(f"invalid TOML: {exc}", line, column) from None
 
 
-_DUPLICATE = re.compile(r'^Key "(.*)" already exists\.$')
-_LINE_KEY = re.compile(r"""[ \t]*(?:"((?:[^"\\]|\\.)*)"|'([^']*)'|([A-Za-z0-9_-]+))[ \t]*[=.]""")
+_DUPLICATE = lazy_pattern(globals(), "_DUPLICATE", r'^Key "(.*)" already exists\.$')
+_LINE_KEY = lazy_pattern(
+    globals(), "_LINE_KEY", r"""[ \t]*(?:"((?:[^"\\]|\\.)*)"|'([^']*)'|([A-Za-z0-9_-]+))[ \t]*[=.]""")
 
 
 def _duplicate_position(text: str, message: str) -> tuple[int, int]:

@@ -6,10 +6,10 @@ spellings to canonical settings once, whatever the format. Offsets are character
 
 from __future__ import annotations
 
-import re
 from typing import Any, Literal
 
 from precisionlint.core.lines import break_at_or_after, line_start
+from precisionlint.core.patterns import lazy_pattern
 from precisionlint.sources import LimitError
 
 Kind = Literal["map", "seq", "scalar"]
@@ -83,7 +83,7 @@ class NodeBudget:
             raise LimitError(f"nesting deeper than {self.max_depth} levels (max-depth)")
 
 
-_NONBLANK = re.compile(r"\S")
+_NONBLANK = lazy_pattern(globals(), "_NONBLANK", r"\S")
 
 
 def roots(tree: Any) -> list[Any]:
