@@ -3,6 +3,9 @@
     python benchmarks/run.py                 # build the corpus (once), measure, print a table
     python benchmarks/run.py --strict        # ... and exit 1 if a target is missed
     python benchmarks/run.py --tree PATH     # the same ratios on any local directory (a real repository)
+    python benchmarks/run.py --tree A --tree B ... --baseline CHECKOUT
+                                             # several trees checked as one run (the real corpus), and the cold
+                                             # check of another checkout of precisionlint in the same rounds
 
 Measured, each as a subprocess (what a user or pre-commit runs):
 
@@ -13,6 +16,11 @@ Measured, each as a subprocess (what a user or pre-commit runs):
                a temporary folder: PATH is never written to)                    target: <= 0.1x the baseline
   one file     `precisionlint check one.toml` vs `python -c pass`               target: <= 2x
   memory       peak RSS of the whole-tree check (the largest of its processes)  target: < 200 MB
+
+Each whole-tree row also gives the CPU time (user + sys of the process and the workers it waited for, from
+wait4) and its ratio to the baseline's CPU: on a loaded or two-core machine the wall times depend on how much of
+the second core the pool gets, the CPU less so. With --baseline, the cold check of that checkout (PYTHONPATH) is
+run alternately with this tree's in the same rounds, so the two ratios are comparable.
 
 Parsers, measured for the check path (CPU seconds on this 2-core machine, Python 3.11, ruamel.yaml 0.19.1 pure,
 PyYAML 6.0.3 with libyaml), over the 1,305 YAML files (9.9 MB) and 244 JSON files (21.2 MB) that pass the
@@ -320,16 +328,17 @@ BASELINE = r"""
 import ast, os, sys, warnings
 warnings.simplefilter("ignore")
 count = 0
-for folder, dirs, files in os.walk(sys.argv[1]):
-    dirs.sort()
-    for name in sorted(files):
-        if name.endswith(".py"):
-            try:  # a real tree has broken links and files of another Python version
-                with open(os.path.join(folder, name), "rb") as handle:
-                    ast.parse(handle.read())
-            except (OSError, SyntaxError, ValueError):
-                pass
-            count += 1
+for tree in sys.argv[1:]:
+    for folder, dirs, files in os.walk(tree):
+        dirs.sort()
+        for name in sorted(files):
+            if name.endswith(".py"):
+                try:  # a real tree has broken links and files of another Python version
+                    with open(os.path.join(folder, name), "rb") as handle:
+                        ast.parse(handle.read())
+                except (OSError, SyntaxError, ValueError):
+                    pass
+                count += 1
 print(count)
 """
 
@@ -339,26 +348,37 @@ TARGET_ONE = 2.0
 TARGET_MEMORY_MB = 200.0
 
 
-def _env(cache_dir: Path | None = None) -> dict[str, str]:
+_PYCACHE: list[str] = []
+
+
+def _env(cache_dir: Path | None = None, root: Path = ROOT) -> dict[str, str]:
     env = dict(os.environ)
     env.pop("PRECISIONLINT_CACHE_DIR", None)
     if cache_dir is not None:
         env["PRECISIONLINT_CACHE_DIR"] = str(cache_dir)
     env.pop("PYTHONDONTWRITEBYTECODE", None)
-    env["PYTHONPATH"] = str(ROOT) + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    if _PYCACHE:  # both checkouts' bytecode in one scratch folder: nothing is written into a checkout
+        env["PYTHONPYCACHEPREFIX"] = _PYCACHE[0]
+    env["PYTHONPATH"] = str(root) + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
     env["NO_COLOR"] = "1"
     return env
 
 
+_LAST_CPU: list[float] = []  # CPU seconds of each _run, in order (user + sys of the child and its waited-for children)
+
+
 def _run(
-    cmd: list[str], cwd: Path, ok: tuple[int, ...] = (0, 1), cache_dir: Path | None = None
+    cmd: list[str], cwd: Path, ok: tuple[int, ...] = (0, 1), cache_dir: Path | None = None, root: Path = ROOT
 ) -> tuple[float, float, int]:
-    """Wall seconds, peak RSS in MB (the largest of the child and its descendants), exit code."""
+    """Wall seconds, peak RSS in MB (the largest of the child and its descendants), exit code; the CPU seconds
+    go to _LAST_CPU."""
     start = time.perf_counter()
-    proc = subprocess.Popen(cmd, cwd=cwd, env=_env(cache_dir), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    proc = subprocess.Popen(cmd, cwd=cwd, env=_env(cache_dir, root), stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE)
     _, status, usage = os.wait4(proc.pid, 0)
     elapsed = time.perf_counter() - start
     proc.returncode = os.waitstatus_to_exitcode(status)
+    _LAST_CPU.append(usage.ru_utime + usage.ru_stime)
     stderr = proc.stderr.read().decode(errors="replace") if proc.stderr else ""
     if proc.stderr:
         proc.stderr.close()
@@ -437,8 +457,11 @@ def _tree_description(tree: Path) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--tree", type=Path, default=None,
-                        help="measure on this directory (read only) instead of the generated corpus")
+    parser.add_argument("--tree", type=Path, action="append", default=None,
+                        help="measure on this directory (read only) instead of the generated corpus; repeat it to "
+                             "check several trees in one run")
+    parser.add_argument("--baseline", type=Path, default=None,
+                        help="another checkout of precisionlint: its cold check runs in the same rounds")
     parser.add_argument("--corpus", type=Path, default=HERE / "corpus", help="where to build the corpus")
     parser.add_argument("--python-files", type=int, default=3000)
     parser.add_argument("--config-files", type=int, default=300)
@@ -454,54 +477,88 @@ def main(argv: list[str] | None = None) -> int:
     runs = args.runs if args.runs is not None else (3 if args.tree else 5)
 
     python = sys.executable
-    subprocess.run([python, "-m", "compileall", "-q", str(ROOT / "precisionlint")], check=True, env=_env())
     scratch = Path(tempfile.mkdtemp(prefix="precisionlint-bench-"))
+    _PYCACHE[:] = [str(scratch / "pycache")]
+    for root in (ROOT, args.baseline):
+        if root is not None:
+            subprocess.run([python, "-m", "compileall", "-q", str(root / "precisionlint")], check=True,
+                           env=_env(root=root))
     try:
         one_dir = scratch / "one"
         one_dir.mkdir()
         (one_dir / "one.toml").write_text('[trainer]\nprecision = "bf16-mixed"\n')
         if args.tree is not None:
-            tree = args.tree.resolve()
-            if not tree.is_dir():
-                parser.error(f"--tree: {args.tree} is not a directory")
-            what = f"tree: {tree} ({_tree_description(tree)})"
+            trees = [t.resolve() for t in args.tree]
+            for given, tree in zip(args.tree, trees, strict=True):
+                if not tree.is_dir():
+                    parser.error(f"--tree: {given} is not a directory")
+            what = "\n".join(f"tree: {tree} ({_tree_description(tree)})" for tree in trees)
         else:
             started = time.perf_counter()
             description = build(args.corpus.resolve(), args.python_files, args.config_files, args.seed)
             built = time.perf_counter() - started
-            tree = args.corpus.resolve()
+            trees = [args.corpus.resolve()]
             counts = description["counts"]
-            what = (f"corpus: {tree} ({counts['python']} Python files, of which {counts['training']} training "
+            what = (f"corpus: {trees[0]} ({counts['python']} Python files, of which {counts['training']} training "
                     f"scripts and {counts['incidental']} with an incidental keyword; {counts['yaml']} YAML, "
                     f"{counts['toml']} TOML, {counts['json']} JSON configs, {counts['with_precision']} with "
                     f"precision settings; {description['bytes'] / 1e6:.1f} MB; "
                     f"{'built' if built > 0.5 else 'reused'} in {built:.1f} s)")
-        return _measure(args, runs, tree, one_dir, scratch / "cache", what)
+        return _measure(args, runs, trees, one_dir, scratch, what)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
 
 
-def _measure(args: argparse.Namespace, runs: int, tree: Path, one_dir: Path, cache_dir: Path, what: str) -> int:
+def _rounds(
+    commands: list[tuple[list[str], Path]], cwd: Path, runs: int
+) -> list[tuple[list[float], list[float], float]]:
+    """Each command (with the checkout it runs) once per round, alternated, after one warm-up round: the wall
+    and CPU seconds of every run and the largest peak RSS in MB, per command."""
+    found: list[tuple[list[float], list[float], float]] = [([], [], 0.0) for _ in commands]
+    for round_number in range(runs + 1):
+        for index, (cmd, root) in enumerate(commands):
+            ok = (0,) if cmd[1] == "-c" else (0, 1)
+            elapsed, peak, _ = _run(cmd, cwd, ok, root=root)
+            if round_number:
+                walls, cpus, most = found[index]
+                walls.append(elapsed)
+                cpus.append(_LAST_CPU[-1])
+                found[index] = (walls, cpus, max(most, peak))
+    return found
+
+
+def _measure(args: argparse.Namespace, runs: int, trees: list[Path], one_dir: Path, scratch: Path,
+             what: str) -> int:
     python = sys.executable
+    cache_dir = scratch / "cache"
     module_cmd = [python, "-m", "precisionlint"]
-    script_cmd = _entry_point()
+    script_cmd = _entry_point() if args.baseline is None else None  # with a baseline, both through python -m
     user_cmd = script_cmd or module_cmd
     jobs = ["--jobs", str(args.jobs)] if args.jobs else []
-    check_tree = [*user_cmd, "check", "--no-progress", "--exit-zero", *jobs, "."]
-    cold_tree = [*check_tree[:-1], "--no-cache", "."]
+    # One tree is checked as `.` in it; several from a neutral folder, named by their absolute paths.
+    cwd, named = (trees[0], ["."]) if len(trees) == 1 else (scratch, [str(t) for t in trees])
+    check_tree = [*user_cmd, "check", "--no-progress", "--exit-zero", *jobs, *named]
+    cold_tree = [*user_cmd, "check", "--no-progress", "--exit-zero", *jobs, "--no-cache", *named]
     check_one = [*user_cmd, "check", "--no-progress", "--no-cache", "one.toml"]
 
     print(f"precisionlint benchmark — Python {platform.python_version()} on {platform.machine()}, "
           f"{os.cpu_count()} cores ({len(os.sched_getaffinity(0)) if hasattr(os, 'sched_getaffinity') else '?'} "
           f"usable)")
     print(what)
-    print(f"check command: {' '.join(Path(c).name if i == 0 else c for i, c in enumerate(cold_tree))}")
+    shown = ' '.join(Path(c).name if i == 0 else c for i, c in enumerate(cold_tree[:len(cold_tree) - len(named)]))
+    print(f"check command: {shown} {' '.join(named)}")
     print()
 
-    baseline_t, baseline_mem, _ = _median([python, "-c", BASELINE, "."], tree, runs, ok=(0,))
-    tree_t, tree_mem, tree_runs = _median(cold_tree, tree, runs)
-    first_t, _, _ = _run(check_tree, tree, cache_dir=cache_dir)  # writes the cache
-    warm_t, warm_mem, warm_runs = _median(check_tree, tree, runs, warmup=0, cache_dir=cache_dir)
+    commands: list[tuple[list[str], Path]] = [([python, "-c", BASELINE, *named], ROOT), (cold_tree, ROOT)]
+    if args.baseline is not None:  # the other checkout through `python -m`, on its own PYTHONPATH
+        commands.append(([*module_cmd, *cold_tree[len(user_cmd):]], args.baseline.resolve()))
+    measured = _rounds(commands, cwd, runs)
+    (base_walls, base_cpus, baseline_mem), (tree_runs, tree_cpus, tree_mem) = measured[:2]
+    baseline_t, baseline_cpu = statistics.median(base_walls), statistics.median(base_cpus)
+    tree_t, tree_cpu = statistics.median(tree_runs), statistics.median(tree_cpus)
+    first_t, _, _ = _run(check_tree, cwd, cache_dir=cache_dir)  # writes the cache
+    warm_t, warm_mem, warm_runs = _median(check_tree, cwd, runs, warmup=0, cache_dir=cache_dir)
+    warm_cpu = statistics.median(_LAST_CPU[-runs:])
     pass_t, _, _ = _median([python, "-c", "pass"], one_dir, args.startup_runs, warmup=2, ok=(0,))
     one_t, one_mem, _ = _median(check_one, one_dir, args.startup_runs, 2)
     if script_cmd:
@@ -513,23 +570,33 @@ def _measure(args: argparse.Namespace, runs: int, tree: Path, one_dir: Path, cac
     warm_ratio = warm_t / baseline_t
     one_ratio = one_t / pass_t
     rows = [
-        ("read + ast.parse every .py (baseline)", f"{baseline_t * 1000:8.0f} ms", f"{baseline_mem:6.0f} MB", "", "",
-         ""),
-        ("check --no-cache . (whole tree, cold)", f"{tree_t * 1000:8.0f} ms", f"{tree_mem:6.0f} MB",
-         f"{tree_ratio:5.2f}x baseline", f"<= {TARGET_TREE}x", "PASS" if tree_ratio <= TARGET_TREE else "FAIL"),
-        ("check . (first run, writes the cache)", f"{first_t * 1000:8.0f} ms", "", f"{first_t / baseline_t:5.2f}x "
-         "baseline", "(info)", ""),
-        ("check . again (warm cache, no change)", f"{warm_t * 1000:8.0f} ms", f"{warm_mem:6.0f} MB",
-         f"{warm_ratio:5.2f}x baseline", f"<= {TARGET_WARM}x", "PASS" if warm_ratio <= TARGET_WARM else "FAIL"),
-        ("python -c pass", f"{pass_t * 1000:8.1f} ms", "", "", "", ""),
-        (f"check one.toml ({'console script' if script_cmd else 'python -m'})", f"{one_t * 1000:8.1f} ms",
+        ("read + ast.parse every .py (baseline)", f"{baseline_t * 1000:8.0f} ms", f"{baseline_cpu * 1000:8.0f} ms",
+         f"{baseline_mem:6.0f} MB", "", "", ""),
+        ("check --no-cache (whole tree, cold)", f"{tree_t * 1000:8.0f} ms", f"{tree_cpu * 1000:8.0f} ms",
+         f"{tree_mem:6.0f} MB", f"{tree_ratio:5.2f}x / {tree_cpu / baseline_cpu:4.2f}x",
+         f"<= {TARGET_TREE}x", "PASS" if tree_ratio <= TARGET_TREE else "FAIL"),
+    ]
+    if args.baseline is not None:
+        other_walls, other_cpus, other_mem = measured[2]
+        other_t, other_cpu = statistics.median(other_walls), statistics.median(other_cpus)
+        rows.append((f"  the same with {args.baseline} (python -m)", f"{other_t * 1000:8.0f} ms",
+                     f"{other_cpu * 1000:8.0f} ms", f"{other_mem:6.0f} MB",
+                     f"{other_t / baseline_t:5.2f}x / {other_cpu / baseline_cpu:4.2f}x", "(info)", ""))
+    rows += [
+        ("check (first run, writes the cache)", f"{first_t * 1000:8.0f} ms", "", "",
+         f"{first_t / baseline_t:5.2f}x", "(info)", ""),
+        ("check again (warm cache, no change)", f"{warm_t * 1000:8.0f} ms", f"{warm_cpu * 1000:8.0f} ms",
+         f"{warm_mem:6.0f} MB", f"{warm_ratio:5.2f}x / {warm_cpu / baseline_cpu:4.2f}x", f"<= {TARGET_WARM}x",
+         "PASS" if warm_ratio <= TARGET_WARM else "FAIL"),
+        ("python -c pass", f"{pass_t * 1000:8.1f} ms", "", "", "", "", ""),
+        (f"check one.toml ({'console script' if script_cmd else 'python -m'})", f"{one_t * 1000:8.1f} ms", "",
          f"{one_mem:6.0f} MB", f"{one_ratio:5.2f}x python", f"<= {TARGET_ONE}x",
          "PASS" if one_ratio <= TARGET_ONE else "FAIL"),
     ]
     if script_cmd:
-        rows.append(("check one.toml (python -m precisionlint)", f"{module_t * 1000:8.1f} ms", "",
+        rows.append(("check one.toml (python -m precisionlint)", f"{module_t * 1000:8.1f} ms", "", "",
                      f"{module_t / pass_t:5.2f}x python", "(info)", ""))
-    rows.append(("peak memory, whole tree (largest process)", "", f"{tree_mem:6.0f} MB", "",
+    rows.append(("peak memory, whole tree (largest process)", "", "", f"{tree_mem:6.0f} MB", "",
                  f"< {TARGET_MEMORY_MB:.0f} MB", "PASS" if tree_mem < TARGET_MEMORY_MB else "FAIL"))
     results = {
         "whole tree": tree_ratio <= TARGET_TREE,
@@ -538,14 +605,15 @@ def _measure(args: argparse.Namespace, runs: int, tree: Path, one_dir: Path, cac
         "memory": tree_mem < TARGET_MEMORY_MB,
     }
 
-    header = ("measurement", "median", "peak RSS", "ratio", "target", "result")
-    widths = [max(len(str(r[i])) for r in [*rows, header]) for i in range(6)]
+    header = ("measurement", "wall", "CPU", "peak RSS", "ratio wall / CPU", "target", "result")
+    widths = [max(len(str(r[i])) for r in [*rows, header]) for i in range(7)]
     print("  ".join(str(h).ljust(w) for h, w in zip(header, widths, strict=True)))
     print("  ".join("-" * w for w in widths))
     for row in rows:
         print("  ".join(str(c).ljust(w) for c, w in zip(row, widths, strict=True)).rstrip())
     print()
-    print(f"whole-tree runs (s): cold {', '.join(f'{t:.3f}' for t in tree_runs)}; "
+    print(f"whole-tree runs (wall s): cold {', '.join(f'{t:.3f}' for t in tree_runs)} "
+          f"(CPU {', '.join(f'{t:.3f}' for t in tree_cpus)}); "
           f"warm {', '.join(f'{t:.3f}' for t in warm_runs)}")
     if args.imports:
         _print_imports([python, "-X", "importtime", "-m", "precisionlint", "check", "--no-progress", "one.toml"],
