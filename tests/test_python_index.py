@@ -240,3 +240,55 @@ def test_the_setting_scan_finds_what_one_expression_of_all_keywords_finds() -> N
         assert may_pass_a_setting(text) == bool(expected or any(name in text for name in _POSITIONAL_CALLS))
 
     agrees()
+
+
+@pytest.mark.parametrize("path", FILES, ids=lambda p: str(p.relative_to(ROOT)))
+def test_a_walk_pruned_to_the_lines_of_names_finds_every_read_of_them_in_order(path: Path) -> None:
+    """walk_on_lines over the lines where some names are written finds every read of those names that the
+    whole walk finds, in its order, and walks no statement off those lines (what deprecated-amp-api and
+    framework-version-mismatch read instead of walking the whole tree)."""
+    from precisionlint.checks.framework_version_mismatch import _api_lines, _walk
+    from precisionlint.sources.python_index import lines_holding, takes_in, walk, walk_on_lines
+
+    text = path.read_text(encoding="utf-8")
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError):
+        pytest.skip("not valid Python (a parse-error case)")
+    if not text.isascii() or "\r" in text:
+        text = text.encode("ascii", "replace").decode().replace("\r", " ")  # the same lines, countable
+        try:
+            tree = ast.parse(text)
+        except (SyntaxError, ValueError):
+            pytest.skip("no longer Python without its non-ASCII characters")
+    whole = walk(tree)
+    read = sorted({n.id for n in whole if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)})
+    for names in [read[i:i + 2] for i in range(0, len(read), 9)]:
+        lines = lines_holding(text, tuple(names))
+        assert lines is not None  # this repository's files are ASCII, without carriage returns
+        pruned = walk_on_lines(tree, lines)
+        assert [n for n in pruned if isinstance(n, ast.Name) and n.id in names] == [
+            n for n in whole if isinstance(n, ast.Name) and n.id in names]
+        assert all(takes_in(n, lines) for n in pruned if isinstance(n, ast.stmt))
+    # the rule's API walk: the same uses, guarded alike, in the same order
+    assert [(n, g) for n, g in _walk(tree, _api_lines(text)) if not isinstance(n, ast.ImportFrom) or n.module in (
+        "torch", "torch.amp")] == [(n, g) for n, g in _walk(tree) if not isinstance(n, ast.ImportFrom) or n.module in (
+            "torch", "torch.amp")]
+
+
+def test_the_pruned_walk_leaves_out_the_statements_off_the_lines() -> None:
+    """On a training script that names GradScaler in two places, the API walk visits those statements (and
+    the blocks around them) only, not the rest of the file; the whole walk visits every node."""
+    from precisionlint.sources.python_index import lines_holding, walk, walk_on_lines
+
+    body = "".join(f"def helper_{i}(x):\n    y = x * {i} + torch.ones(3).sum()\n    return y\n" for i in range(50))
+    text = ("import torch\nfrom torch.amp import GradScaler\n" + body
+            + "def train(model):\n    scaler = GradScaler()\n    return scaler\n")
+    tree = ast.parse(text)
+    lines = lines_holding(text, ("GradScaler",))
+    assert lines == [2, text.count("\n") - 1]
+    pruned = walk_on_lines(tree, lines)
+    assert len(pruned) < len(walk(tree)) / 20
+    assert sum(isinstance(n, ast.FunctionDef) for n in pruned) == 1
+    assert lines_holding("x = 1\r\nGradScaler()\n", ("GradScaler",)) is None  # lines not countable: walk whole
+    assert lines_holding("é = GradScaler()\n", ("GradScaler",)) is None

@@ -67,7 +67,7 @@ from typing import TYPE_CHECKING
 
 from precisionlint.checks import CheckContext
 from precisionlint.core.model import Finding, Fix, Severity, Span
-from precisionlint.sources.python_index import all_statements, walk
+from precisionlint.sources.python_index import all_statements, lines_holding, walk_on_lines
 
 if TYPE_CHECKING:
     from precisionlint.project.versions import Version, VersionRange
@@ -120,7 +120,7 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
     quiet = torch is not None and torch.all_below(_WARNS_FROM)
     when = f"; the declared torch{torch.describe()} does not warn yet" if quiet and torch is not None else ""
     found: list[tuple[Span, str, str, tuple[int, int], AmpEdits | None, bool]] = []
-    annotations = _Annotations(model.document.tree)
+    annotations = _Annotations(model.document.tree, model.document.text)
     runs = _switch_reader(torch)
     for record in model.deprecated_imports:
         # the branch's import is reported only where the file calls what it imports: an import alone never warns,
@@ -208,14 +208,15 @@ def _typing_only(pronoun: str) -> str:
 
 class _Annotations:
     """The nodes inside the annotations of a module (parameters, returns, annotated assignments), found when
-    first asked by walking the statements (annotations belong to statements), and the reads of names anywhere,
-    found by walking the whole tree only for a file whose annotations read one of the names asked about."""
+    first asked by walking the statements (annotations belong to statements), and the reads of the names asked
+    about anywhere, found by walking only the statements on lines where one of those names is written."""
 
-    def __init__(self, tree: object) -> None:
+    def __init__(self, tree: object, text: str) -> None:
         self.tree = tree
+        self.text = text
         self.nodes: set[int] | None = None
         self.read: set[str] = set()  # names read inside annotations
-        self.loads: dict[str, list[ast.Name]] | None = None
+        self.loads: dict[tuple[str, ...], list[ast.Name]] = {}
 
     def _index(self) -> set[int]:
         if self.nodes is None:
@@ -228,19 +229,23 @@ class _Annotations:
                             self.read.add(inner.id)
         return self.nodes
 
+    def _loads(self, names: list[str]) -> list[ast.Name]:
+        """Every read of one of `names` in the file (any scope)."""
+        key = tuple(names)
+        found = self.loads.get(key)
+        if found is None:
+            wanted = set(names)
+            lines = lines_holding(self.text, key)  # a read of a name is written on its line
+            found = self.loads[key] = [
+                node for node in walk_on_lines(self.tree, lines)  # type: ignore[arg-type]
+                if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and node.id in wanted
+            ]
+        return found
+
     def read_outside_annotations(self, names: list[str]) -> bool:
         """Whether the file reads one of these names outside annotations (any scope)."""
         nodes = self._index()
-        self._loads()
-        assert self.loads is not None
-        return any(id(node) not in nodes for name in names for node in self.loads.get(name, []))
-
-    def _loads(self) -> None:
-        if self.loads is None:
-            self.loads = {}
-            for node in walk(self.tree):  # type: ignore[arg-type]
-                if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
-                    self.loads.setdefault(node.id, []).append(node)
+        return any(id(node) not in nodes for node in self._loads(names))
 
     def only_in_annotations(self, names: list[str]) -> bool:
         """Whether the file reads these names, and only inside annotations (any scope: a shadowing local is
@@ -248,9 +253,7 @@ class _Annotations:
         nodes = self._index()
         if not any(name in self.read for name in names):
             return False  # read nowhere, or only outside annotations: most files, without the whole walk
-        self._loads()
-        assert self.loads is not None
-        uses = [node for name in names for node in self.loads.get(name, [])]
+        uses = self._loads(names)
         return bool(uses) and all(id(node) in nodes for node in uses)
 
 

@@ -79,6 +79,7 @@ whether to change the code or the pin is the user's decision.
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Iterator
 from typing import NamedTuple
 
@@ -257,7 +258,7 @@ def _torch_apis(ctx: CheckContext) -> Iterator[Finding]:
     model = ctx.script
     uses: list[tuple[Span, str, tuple[int, int]]] = []
     resolver, table = model.resolver, model.table
-    found_uses = _walk(ctx.document.tree)
+    found_uses = _walk(ctx.document.tree, _api_lines(ctx.document.text))
     # A floor is a promise for the files it speaks for, and a file that tests the torch version anywhere picks
     # its APIs by version itself (Accelerate's GradScaler factory: an `is_torch_version` test beside branches
     # for other devices).
@@ -309,15 +310,28 @@ _LEAF_FIELDS = frozenset(("ctx", "op", "ops"))  # expression contexts and operat
 _FIELDS: dict[type, tuple[str, ...]] = {}
 
 
-def _walk(tree: ast.AST) -> list[tuple[ast.AST, bool]]:
+_FROM_TORCH = re.compile(r"\bfrom(?:\s|\\)+torch\b")
+
+
+def _api_lines(text: str) -> list[int] | None:
+    """The lines where an API name of _API_ATTRIBUTES is written or a `from torch... import` starts: the
+    statements that take in none of them hold nothing _walk looks for (None: every line may)."""
+    from precisionlint.sources.python_index import lines_holding
+
+    return lines_holding(text, tuple(_API_ATTRIBUTES), _FROM_TORCH)
+
+
+def _walk(tree: ast.AST, lines: list[int] | None = None) -> list[tuple[ast.AST, bool]]:
     """The `from ... import` statements and the attributes named like an API of _TORCH_APIS, in the order of a
     depth-first walk (last child first), each with whether it sits under a version test or in a `try:` with an
     ImportError-style handler (a compatibility switch that picks the API by version). One loop over the nodes,
-    without ast.iter_child_nodes' generators, which cost more than the rest of this rule."""
+    without ast.iter_child_nodes' generators, which cost more than the rest of this rule. With `lines`, a
+    statement whose lines take in none of them is left out with all under it (what is found keeps its order)."""
     from precisionlint.script.scopes import is_compat_handler, is_compat_test
+    from precisionlint.sources.python_index import takes_in
 
     found: list[tuple[ast.AST, bool]] = []
-    AST, Attribute, ImportFrom = ast.AST, ast.Attribute, ast.ImportFrom
+    AST, Attribute, ImportFrom, stmt = ast.AST, ast.Attribute, ast.ImportFrom, ast.stmt
     fields_of = _FIELDS
     stack: list[tuple[ast.AST, bool]] = [(tree, False)]
     pop, push = stack.pop, stack.append
@@ -338,9 +352,10 @@ def _walk(tree: ast.AST) -> list[tuple[ast.AST, bool]]:
         for field in fields:
             value = getattr(node, field, None)
             if isinstance(value, AST):
-                push((value, inner))
+                if lines is None or not isinstance(value, stmt) or takes_in(value, lines):
+                    push((value, inner))
             elif isinstance(value, list):
                 for item in value:
-                    if isinstance(item, AST):
+                    if isinstance(item, AST) and (lines is None or not isinstance(item, stmt) or takes_in(item, lines)):
                         push((item, inner))
     return found

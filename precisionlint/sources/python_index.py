@@ -20,6 +20,7 @@ Document, so any pass (framework settings, rules) can read it without walking ag
 from __future__ import annotations
 
 import ast
+import re
 from bisect import bisect_left
 from typing import Any
 
@@ -214,6 +215,65 @@ def lines_of(text: str, offsets: list[int]) -> list[int]:
         if not lines or lines[-1] != line:
             lines.append(line)
     return lines
+
+
+def lines_holding(text: str, words: tuple[str, ...], pattern: re.Pattern[str] | None = None) -> list[int] | None:
+    """The lines (1-based, sorted) where one of `words` is written (as a substring) or `pattern` matches (the
+    line it starts on): a statement that takes in none of them has none of those words in its text. None when
+    lines cannot be counted from the text as the parser counts them (not ASCII: the parser normalises
+    identifiers; a carriage return)."""
+    if not text.isascii() or "\r" in text:
+        return None
+    offsets: list[int] = []
+    for word in words:
+        start = text.find(word)
+        while start != -1:
+            offsets.append(start)
+            start = text.find(word, start + len(word))
+    if pattern is not None:
+        offsets.extend(match.start() for match in pattern.finditer(text))
+    return lines_of(text, sorted(offsets))
+
+
+def takes_in(statement: ast.stmt, lines: list[int]) -> bool:
+    """Whether the statement's lines (its decorators' too) take in one of `lines` (sorted)."""
+    first: int = statement.lineno
+    decorators = getattr(statement, "decorator_list", None)
+    if decorators:
+        first = min(first, *(d.lineno for d in decorators))  # decorators stand above the `def`
+    position = bisect_left(lines, first)
+    return position < len(lines) and lines[position] <= (statement.end_lineno or first)
+
+
+def walk_on_lines(node: ast.AST, lines: list[int] | None) -> list[ast.AST]:
+    """walk(node) without the statements whose lines take in none of `lines` (and all under them): the nodes
+    left are in walk's order. None walks everything. For a pass that wants only nodes written on those lines."""
+    if lines is None:
+        return walk(node)
+    found = [node]
+    AST, stmt = ast.AST, ast.stmt
+    fields_of = _ALL_FIELDS
+    index = 0
+    while index < len(found):
+        current = found[index]
+        index += 1
+        kind = type(current)
+        fields = fields_of.get(kind)
+        if fields is None:
+            fields = fields_of[kind] = kind._fields
+        for field in fields:
+            try:
+                value = getattr(current, field)
+            except AttributeError:
+                continue
+            if isinstance(value, AST):
+                if not isinstance(value, stmt) or takes_in(value, lines):
+                    found.append(value)
+            elif isinstance(value, list):
+                for item in value:
+                    if isinstance(item, AST) and (not isinstance(item, stmt) or takes_in(item, lines)):
+                        found.append(item)
+    return found
 
 
 def _statement_lines(text: str, lines: list[int]) -> list[int]:
