@@ -387,6 +387,8 @@ def collect(document: Document, tree: ast.Module) -> ScriptModel:
     collector.prepare_imports()
     if not collector.deprecated_names:  # visit_Name has nothing to look for: skip every name
         collector._inert = collector._inert | {ast.Name}
+    else:  # ... but the deprecated imports' names (a third of the nodes it would visit otherwise)
+        collector._names = frozenset(name for _, name in collector.deprecated_names)
     collector.visit(tree)
     collector.finish()
     model.statement_autocast = collector.stmt_autocast

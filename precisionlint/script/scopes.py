@@ -11,14 +11,15 @@ from __future__ import annotations
 
 import ast
 import re
+from bisect import bisect_left
 from collections.abc import Iterator
-from typing import Literal
+from typing import Any, Literal
 
 from precisionlint.core.patterns import lazy_pattern
 from precisionlint.core.records import Record, ValueRecord
 from precisionlint.script.names import ImportTable
 from precisionlint.script.version_tests import Gate, is_version_test
-from precisionlint.sources.python_index import FastNodeVisitor
+from precisionlint.sources.python_index import FastNodeVisitor, lines_holding, subclasses_of
 
 ScopeKind = Literal["module", "class", "function"]
 # A value a name was assigned, or None when it cannot be known statically.
@@ -189,8 +190,35 @@ class ScopeTable(ValueRecord):
         return owner, owner.bindings.get(name, [])
 
 
+# What the builder does inside an expression: a lambda is a scope, `:=` binds a name, and a call of exec, globals
+# or vars poisons the module (visit_Call). An expression whose lines hold none of these words is not walked.
+_EXPRESSION_WORDS = ("lambda", ":=", "exec", "globals", "vars")
+_EXPRESSIONS = frozenset(subclasses_of(ast.expr))
+
+
 class _Builder(FastNodeVisitor):
-    def __init__(self) -> None:
+    dispatch_only = True  # visit() below only leaves out expressions: the inert nodes stay unvisited
+    lines: list[int] | None
+
+    def visit(self, node: ast.AST) -> Any:
+        kind = type(node)
+        method = self._dispatch.get(kind)
+        if method is None:
+            method = self._dispatch[kind] = self._method_for(kind)
+        lines = self.lines
+        if lines is None or kind not in _EXPRESSIONS:
+            return method(self, node)
+        # the outermost expression of a statement: walked, with all inside it, only when it takes in a word's line
+        position = bisect_left(lines, node.lineno)  # type: ignore[attr-defined]
+        if position < len(lines) and lines[position] <= (node.end_lineno or node.lineno):  # type: ignore[attr-defined]
+            self.lines = None
+            method(self, node)
+            self.lines = lines
+        return None
+
+    def __init__(self, lines: list[int] | None = None) -> None:
+        # the lines where an expression word is written (sorted), None to walk every expression
+        self.lines = lines
         self.module = Scope("module", "<module>", ast.Module(body=[], type_ignores=[]), None)
         self.imports = ImportTable()
         self.by_node: dict[int, Scope] = {}
@@ -433,8 +461,10 @@ class _Builder(FastNodeVisitor):
         self.opaque -= opaque
 
 
-def build_scopes(tree: ast.Module) -> ScopeTable:
-    builder = _Builder()
+def build_scopes(tree: ast.Module, text: str | None = None) -> ScopeTable:
+    """The scope table of `tree`; with the text it was parsed from, the expressions whose lines hold no
+    _EXPRESSION_WORDS are not walked (most of a file's nodes)."""
+    builder = _Builder(lines_holding(text, _EXPRESSION_WORDS) if text is not None else None)
     builder.visit(tree)
     return ScopeTable(builder.module, builder.imports, builder.by_node, builder.compat_ifs, builder.contexts)
 

@@ -362,6 +362,9 @@ class FastNodeVisitor(ast.NodeVisitor):
     # visitor whose visit() is the plain dispatch (or that says `dispatch_only = True`: its own visit() does
     # nothing more for expressions), since visit() is not called for them.
     _inert: frozenset[type] = frozenset()
+    # When set, generic_visit visits a Name only when its id is one of these: for a visitor whose visit_Name
+    # does nothing for any other name (the script model's collector looks only for deprecated imports' names).
+    _names: frozenset[str] | None = None
     dispatch_only = False
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
@@ -408,6 +411,7 @@ class FastNodeVisitor(ast.NodeVisitor):
         visit = self.visit
         AST = ast.AST
         inert = self._inert
+        names = self._names
         kind = type(node)
         fields = self._children.get(kind)
         if fields is None:
@@ -420,8 +424,12 @@ class FastNodeVisitor(ast.NodeVisitor):
             if type(value) is list:
                 for item in value:
                     if type(item) not in inert and isinstance(item, AST):
+                        if names is not None and type(item) is ast.Name and item.id not in names:  # type: ignore[attr-defined]
+                            continue
                         visit(item)
             elif type(value) not in inert and isinstance(value, AST):
+                if names is not None and type(value) is ast.Name and value.id not in names:
+                    continue
                 visit(value)
 
 

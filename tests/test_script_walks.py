@@ -1,0 +1,111 @@
+"""How much of a file the script model's walks visit: the scope walk leaves out the expressions that cannot bind
+a name or poison the module, the collector the names it does not look for, and both give what the whole walks
+gave (every Python file of this repository and its rule cases)."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from precisionlint.script import scopes
+from precisionlint.script.scopes import ScopeTable, build_scopes
+
+ROOT = Path(__file__).resolve().parent.parent
+FILES = sorted([*ROOT.glob("precisionlint/**/*.py"), *ROOT.glob("rules/**/*.py"), *ROOT.glob("tests/*.py")])
+
+STEP = (
+    "def step_{i}(model, batch, optimizer, scaler):\n"
+    "    with torch.autocast('cuda', dtype=torch.float16):\n"
+    "        loss = model(batch['x'].cuda(), labels=batch['y']).loss / 4 + 0.1 * model.aux[{i}]\n"
+    "    scaler.scale(loss).backward()\n"
+    "    scaler.step(optimizer)\n"
+    "    scaler.update()\n"
+    "    return {{'loss': loss.item(), 'lr': optimizer.param_groups[0]['lr']}}\n"
+)
+SCRIPT = ("import torch\n" + "".join(STEP.format(i=i) for i in range(40))
+          + "key = lambda item: item[0]\nif (n := len(sys.argv)) > 1:\n    exec(open('config.py').read())\n")
+
+
+def _table(table: ScopeTable) -> list[Any]:
+    """The table as plain data (scopes by their node), for comparing two builds over one tree."""
+    def scope(s: Any) -> Any:
+        return None if s is None else (s.kind, s.name, id(s.node))
+
+    found: list[Any] = []
+    for key, s in sorted(table.by_node.items()):
+        found.append((key, scope(s), scope(s.parent), {k: [id(v) for v in vs] for k, vs in s.bindings.items()},
+                      sorted(s.params), sorted(s.global_names), {k: scope(v) for k, v in s.functions.items()},
+                      [id(r) for r in s.returns], {k: [(id(v), scope(m)) for v, m in vs] for k, vs in s.attrs.items()},
+                      s.fields_are_constants, s.self_name, s.poisoned))
+    by_id = {id(s): scope(s) for s in table.by_node.values()}
+    imports = table.imports
+    found.append([sorted((k, by_id[v]) for k, v in imports.scope_ids.items()) if name == "scope_ids"
+                  else repr(getattr(imports, name)) for name in imports.__slots__])
+    found.append(sorted(table.compat_ifs.items()))
+    found.append(sorted((k, tuple((id(t), b) for t, b in v[0]), v[1]) for k, v in table.contexts.items()))
+    return found
+
+
+@pytest.mark.parametrize("path", FILES, ids=lambda p: str(p.relative_to(ROOT)))
+def test_the_scope_walk_without_plain_expressions_builds_the_same_table(path: Path) -> None:
+    text = path.read_text(encoding="utf-8")
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError):
+        pytest.skip("not valid Python (a parse-error case)")
+    assert _table(build_scopes(tree, text)) == _table(build_scopes(tree))
+
+
+def test_the_scope_walk_visits_only_the_expressions_on_lines_that_can_bind(monkeypatch: pytest.MonkeyPatch) -> None:
+    """On a real-shaped training script, the scope walk visits the lambda, the `:=` and the exec call, and no
+    other expression; without the text it visits them all. The tables agree, the lambda's scope included."""
+    tree = ast.parse(SCRIPT)
+    visited: list[ast.AST] = []
+    dispatch = scopes._Builder.visit
+
+    def counting(self: Any, node: ast.AST) -> Any:
+        visited.append(node)
+        return dispatch(self, node)
+
+    # an expression inside another is visited only when the walk went into the outer one
+    inner = {id(child) for node in ast.walk(tree) if isinstance(node, ast.expr)
+             for child in ast.iter_child_nodes(node) if isinstance(child, ast.expr)}
+    monkeypatch.setattr(scopes._Builder, "visit", counting)
+    whole = build_scopes(tree)
+    every = [n for n in visited if id(n) in inner]
+    visited.clear()
+    pruned = build_scopes(tree, SCRIPT)
+    walked = [n for n in visited if id(n) in inner]
+    assert len(every) > 500
+    assert 0 < len(walked) < 20  # inside the last three statements only
+    assert {n.lineno for n in walked} <= {SCRIPT.count("\n") - 2, SCRIPT.count("\n") - 1, SCRIPT.count("\n")}
+    assert _table(pruned) == _table(whole)
+    assert pruned.module.poisoned and any(s.kind == "function" and s.name == "<lambda>" for s in pruned.by_node.values())
+    assert "n" in pruned.module.bindings
+
+
+def test_the_collector_visits_only_the_names_of_deprecated_imports(monkeypatch: pytest.MonkeyPatch) -> None:
+    """With a deprecated import, the collector looks at the names that import binds, not at every name: the
+    model records the same uses."""
+    from precisionlint.core.model import Document
+    from precisionlint.script import collect
+    from precisionlint.script.build import build_script_model
+
+    text = "from torch.cuda.amp import autocast\n" + SCRIPT.replace("torch.autocast('cuda', ", "autocast(")
+    names: list[str] = []
+    visit_name = collect._Collector.visit_Name
+
+    def counting(self: Any, node: ast.Name) -> None:
+        names.append(node.id)
+        visit_name(self, node)
+
+    monkeypatch.setattr(collect._Collector, "visit_Name", counting)
+    model = build_script_model(Document("train.py", text, "python", tree=ast.parse(text)))
+    # the other names it is handed are the assignment targets it visits itself, not names found by walking
+    # (every step reads model, batch, optimizer, scaler, torch, ...)
+    assert names.count("autocast") == 40 and set(names) == {"autocast", "loss", "key"}
+    (record,) = model.deprecated_imports
+    assert len(record.uses["autocast"]) == 40
