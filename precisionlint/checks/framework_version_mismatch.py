@@ -310,7 +310,7 @@ _LEAF_FIELDS = frozenset(("ctx", "op", "ops"))  # expression contexts and operat
 _FIELDS: dict[type, tuple[str, ...]] = {}
 
 
-_FROM_TORCH = re.compile(r"\bfrom(?:\s|\\)+torch\b")
+_FROM_TORCH = r"\bfrom(?:\s|\\)+torch\b"  # compiled on first use (re's cache), not at import
 
 
 def _api_lines(text: str) -> list[int] | None:
@@ -318,7 +318,7 @@ def _api_lines(text: str) -> list[int] | None:
     statements that take in none of them hold nothing _walk looks for (None: every line may)."""
     from precisionlint.sources.python_index import lines_holding
 
-    return lines_holding(text, tuple(_API_ATTRIBUTES), _FROM_TORCH)
+    return lines_holding(text, tuple(_API_ATTRIBUTES), re.compile(_FROM_TORCH))
 
 
 def _walk(tree: ast.AST, lines: list[int] | None = None) -> list[tuple[ast.AST, bool]]:
