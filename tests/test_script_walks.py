@@ -83,7 +83,8 @@ def test_the_scope_walk_visits_only_the_expressions_on_lines_that_can_bind(monke
     assert 0 < len(walked) < 20  # inside the last three statements only
     assert {n.lineno for n in walked} <= {SCRIPT.count("\n") - 2, SCRIPT.count("\n") - 1, SCRIPT.count("\n")}
     assert _table(pruned) == _table(whole)
-    assert pruned.module.poisoned and any(s.kind == "function" and s.name == "<lambda>" for s in pruned.by_node.values())
+    assert pruned.module.poisoned
+    assert any(s.kind == "function" and s.name == "<lambda>" for s in pruned.by_node.values())
     assert "n" in pruned.module.bindings
 
 
