@@ -84,6 +84,7 @@ class FunctionFlow:
         would multiply the states for nothing. Taint is tracked only for names whose value can flow into a
         backward call or a return value (a backward slice over the assignments)."""
         event_statements = {id(e.stmt) for e in self.own_events}
+        facts = self.analysis.facts
         tests: dict[str, int] = {}
         feeds: dict[str, set[str]] = {}
         wanted: set[str] = set()
@@ -124,7 +125,7 @@ class FunctionFlow:
                     looping[0] -= 1
                     here |= scan(node.orelse)
                     if self.track_taint and not isinstance(node, ast.While):
-                        feed(feeds, [node.target], node.iter)
+                        feed(feeds, [node.target], node.iter, facts)
                 elif isinstance(node, (ast.With, ast.AsyncWith)):
                     here |= scan(node.body)
                 elif isinstance(node, (ast.Try, getattr(ast, "TryStar", ast.Try))):
@@ -134,11 +135,11 @@ class FunctionFlow:
                     here |= scan([stmt for case in node.cases for stmt in case.body])
                 elif self.track_taint:
                     if isinstance(node, ast.Assign):
-                        feed(feeds, node.targets, node.value)
+                        feed(feeds, node.targets, node.value, facts)
                     elif isinstance(node, (ast.AnnAssign, ast.AugAssign)) and node.value is not None:
-                        feed(feeds, [node.target], node.value)
+                        feed(feeds, [node.target], node.value, facts)
                     elif isinstance(node, ast.Return) and node.value is not None:
-                        wanted.update(read_names(node.value))
+                        wanted.update(read_names(node.value, facts))
                 found |= here
             return found
 
@@ -150,14 +151,15 @@ class FunctionFlow:
         if self.track_taint or self.tracked_tests or self.scaled_names:  # else no fact can outlive its use
             cached = self.analysis.liveness.get(id(self.scope))
             if cached is None or cached[0] != self.tracked_tests:
-                cached = (set(self.tracked_tests), *liveness(self.body, self.tracked_tests, self.analysis.test_key))
+                cached = (set(self.tracked_tests), *liveness(self.body, self.tracked_tests, self.analysis.test_key,
+                                                                 facts))
                 self.analysis.liveness[id(self.scope)] = cached
             _, self.ends, self.last_read, self.last_test = cached
         if not self.track_taint:
             return
         for event in self.own_events:
             if event.loss is not None:
-                wanted.update(read_names(event.loss))
+                wanted.update(read_names(event.loss, facts))
         pending = list(wanted)
         while pending:
             for source in feeds.get(pending.pop(), ()):
@@ -272,7 +274,7 @@ class FunctionFlow:
         if key is not None and key not in self.tracked_tests:
             key = None
         if key is not None:
-            self.cond_names[key] = read_names(test)
+            self.cond_names[key] = read_names(test, self.analysis.facts)
         body_in: set[State] = set()
         else_in: set[State] = set()
         for state in states:
@@ -476,7 +478,7 @@ class FunctionFlow:
         if cached is not None:
             return cached
         regions: set[int] = set()
-        calls = [n for n in walk(expr) if isinstance(n, ast.Call)]
+        names, _, calls = self.analysis.facts.of(expr)
         if calls:
             use = use or self.model.statement_autocast.get(id(stmt))
             if use is not None:
@@ -485,7 +487,7 @@ class FunctionFlow:
                 function = self.analysis.resolver.function_for(call.func, self.scope)
                 if function is not None:
                     regions |= self.analysis.returns.get(id(function), frozenset())
-        cached = (frozenset(read_names(expr)), frozenset(regions))
+        cached = (names, frozenset(regions))
         self.static[id(expr)] = cached
         return cached
 

@@ -7,14 +7,15 @@ from __future__ import annotations
 import ast
 from collections.abc import Callable
 
-from precisionlint.script.flow_names import reads_and_deferred, strip_not
+from precisionlint.script.flow_names import ExpressionFacts, reads_and_deferred, strip_not
 
 _FOREVER = 1 << 60
 _STATEMENT_LISTS = ("body", "orelse", "finalbody")
 
 
 def liveness(
-    body: list[ast.stmt], tracked: set[str], test_key: Callable[[ast.expr], str | None]
+    body: list[ast.stmt], tracked: set[str], test_key: Callable[[ast.expr], str | None],
+    facts: ExpressionFacts | None = None,
 ) -> tuple[dict[int, int], dict[str, int], dict[str, int]]:
     """Number the statements of a function in source order (pre-order) and find, for every name, the last
     position that may read it, and for every tracked test the last position that may evaluate it.
@@ -37,7 +38,7 @@ def liveness(
         counter += 1
         stack.append((False, node, loop))
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            reads.extend((name, _FOREVER, None) for name in reads_and_deferred(node)[0])
+            reads.extend((name, _FOREVER, None) for name in reads_and_deferred(node, facts)[0])
             continue
         inner = loop if loop is not None else node if isinstance(node, (ast.For, ast.AsyncFor, ast.While)) else None
         children: list[ast.stmt] = []
@@ -58,7 +59,7 @@ def liveness(
             elif isinstance(value, list):
                 headers.extend(v for v in value if isinstance(v, ast.AST))
         for header in headers:
-            names, deferred = reads_and_deferred(header)
+            names, deferred = reads_and_deferred(header, facts)
             at = _FOREVER if deferred else position
             reads.extend((name, at, inner) for name in names)
         if isinstance(node, ast.If) and tracked:

@@ -26,18 +26,42 @@ def header_parts(node: ast.stmt) -> list[ast.AST]:
     return [p for p in parts if not isinstance(p, ast.Lambda)]
 
 
-def reads_and_deferred(node: ast.AST) -> tuple[set[str], bool]:
+class ExpressionFacts:
+    """What the flow analysis reads off an expression (or any part of a statement), found by one walk of it per
+    file: the liveness pass, the taint slice, the taint of a value and the calls of a statement all ask about
+    the same parts, and walked each of them again (four walks of every statement's expressions)."""
+
+    __slots__ = ("_known",)
+
+    def __init__(self) -> None:
+        # id(node) -> (names and attribute chains it mentions, whether it holds a lambda, its calls in walk order)
+        self._known: dict[int, tuple[frozenset[str], bool, tuple[ast.Call, ...]]] = {}
+
+    def of(self, node: ast.AST) -> tuple[frozenset[str], bool, tuple[ast.Call, ...]]:
+        found = self._known.get(id(node))
+        if found is None:
+            names = set()
+            deferred = False
+            calls = []
+            Name, Attribute, Lambda, Call = ast.Name, ast.Attribute, ast.Lambda, ast.Call
+            for child in walk(node):
+                kind = type(child)
+                if kind is Name or kind is Attribute:
+                    text = dotted(child)  # type: ignore[arg-type]
+                    if text:
+                        names.add(text)
+                elif kind is Lambda:
+                    deferred = True
+                elif kind is Call:
+                    calls.append(child)
+            found = self._known[id(node)] = (frozenset(names), deferred, tuple(calls))  # type: ignore[arg-type]
+        return found
+
+
+def reads_and_deferred(node: ast.AST, facts: ExpressionFacts | None = None) -> tuple[set[str], bool]:
     """The names and attribute chains `node` mentions, and whether it holds a lambda (code that runs later)."""
-    names = set()
-    deferred = False
-    for child in walk(node):
-        if isinstance(child, (ast.Name, ast.Attribute)):
-            text = dotted(child)
-            if text:
-                names.add(text)
-        elif isinstance(child, ast.Lambda):
-            deferred = True
-    return names, deferred
+    names, deferred, _ = (facts or ExpressionFacts()).of(node)
+    return set(names), deferred
 
 
 def strip_not(test: ast.expr) -> tuple[ast.expr, bool]:
@@ -53,14 +77,8 @@ def trackable(test: ast.expr) -> bool:
     return not any(isinstance(n, (ast.Call, ast.Await, ast.NamedExpr, ast.Yield)) for n in walk(test))
 
 
-def read_names(expr: ast.expr) -> set[str]:
-    names = set()
-    for node in walk(expr):
-        if isinstance(node, (ast.Name, ast.Attribute)):
-            text = dotted(node)
-            if text:
-                names.add(text)
-    return names
+def read_names(expr: ast.expr, facts: ExpressionFacts | None = None) -> set[str]:
+    return set((facts or ExpressionFacts()).of(expr)[0])
 
 
 def target_names(target: ast.expr, replaced: set[str], updated: set[str]) -> None:
@@ -81,11 +99,13 @@ def is_scale(value: ast.expr) -> bool:
     return isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr == "scale"
 
 
-def feed(feeds: dict[str, set[str]], targets: list[ast.expr], value: ast.expr) -> None:
+def feed(
+    feeds: dict[str, set[str]], targets: list[ast.expr], value: ast.expr, facts: ExpressionFacts | None = None
+) -> None:
     """Record that the names written by `targets` are computed from the names `value` reads."""
     written: set[str] = set()
     for target in targets:
         target_names(target, written, written)
-    read = read_names(value)
+    read = read_names(value, facts)
     for name in written:
         feeds.setdefault(name, set()).update(read)

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import ast
 
-from precisionlint.script.flow_names import header_parts, trackable
+from precisionlint.script.flow_names import ExpressionFacts, header_parts, trackable
 from precisionlint.script.flow_states import State, Summary
 from precisionlint.script.grad_mode import without_grad
 from precisionlint.script.model import Event, ScriptModel
@@ -44,6 +44,7 @@ class FileAnalysis:
         self.summaries: dict[int, Summary] = {}
         self.entries: dict[int, set[State]] = {}  # id(function) -> states at its call sites (recording pass)
         self._callees: dict[int, list[Scope]] = {}
+        self.facts = ExpressionFacts()  # one walk of each statement part, for every question the analysis asks
         # id(scope) -> (tracked tests, liveness(...)): computed once, reused by the second round
         self.liveness: dict[int, tuple[set[str], dict[int, int], dict[str, int], dict[str, int]]] = {}
         self.scaler_enabled_names: dict[str, tuple[set[str], str | None]] = {}
@@ -80,7 +81,7 @@ class FileAnalysis:
             return cached
         calls: list[ast.Call] = []
         for part in header_parts(node):
-            calls.extend(n for n in walk(part) if isinstance(n, ast.Call))
+            calls.extend(self.facts.of(part)[2])
         calls.sort(key=lambda c: (c.end_lineno or 0, c.end_col_offset or 0))
         found = [f for f in (self.resolver.function_for(c.func, scope) for c in calls) if f is not None]
         self._callees[id(node)] = found
