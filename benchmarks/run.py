@@ -34,6 +34,8 @@ prefilter in 50 public training repositories:
         PyYAML CSafeLoader load (no positions)             1.6 s    6.2 MB/s
   JSON  json.loads (no positions)                          0.34 s   62 MB/s
         json_source.load (json.loads + position scan)      9.4 s    2.3 MB/s   <- the position scan is the cost
+        (since: one regex match per member, big containers left unbuilt until read: the scan is 1.2x json.loads
+        on benchmarks/big_files.py's 20 MB config, from 11.6x)
 
 yaml_check hands a file to the round-trip loader whenever it could differ from it (aliases, tags, directives,
 duplicate keys, timestamps and other rare scalars, carriage returns): on those 1,305 files, 180 take that path,

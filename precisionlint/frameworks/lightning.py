@@ -187,8 +187,8 @@ def attribute(root: Any, facts: Facts) -> Iterator[Section]:
     stack: list[tuple[Any, tuple[str, ...]]] = [(root, ())]
     while stack:
         node, path = stack.pop()
-        for child in node.entries:
-            if child.value.kind != "map" or len(path) > 6:
+        for child in node.child_maps():
+            if len(path) > 6:
                 continue
             child_path = (*path, child.key)
             section = child.value

@@ -46,6 +46,11 @@ class Node:
     def keys(self) -> set[str]:
         return {entry.key for entry in self.entries}
 
+    def child_maps(self) -> list[Entry]:
+        """The entries whose value is a map, in order: the sections a walk over a config descends into (a big
+        JSON container answers without building its members when it holds no map: json_source._Container)."""
+        return [entry for entry in self.entries if entry.value.kind == "map"]
+
 
 class Entry:
     """A key and its value. `removal` is the whole entry, for removal fixes: [start, end) covering complete
