@@ -150,15 +150,15 @@ def test_deep_but_reasonable_python_is_analysed(tmp_path: Path) -> None:
 # ---------------------------------------------------------------------------------------------------------------
 
 
-def test_a_50_mb_config_is_skipped_before_reading(tmp_path: Path) -> None:
+def test_a_100_mb_config_is_skipped_before_reading(tmp_path: Path) -> None:
     block = ('{"fp16": {"enabled": true}, "pad": "' + "x" * (1 << 20) + '"}\n').encode()
     with open(tmp_path / "huge.json", "wb") as handle:
-        for _ in range(50):
+        for _ in range(100):
             handle.write(block)
     (tmp_path / "ok.yaml").write_text("trainer:\n  precision: 16\n  _target_: lightning.pytorch.Trainer\n")
     code, output = check(tmp_path, ".")
     assert code == 1
-    assert "huge.json:1:1: PL003 [error] file is 52,430,750 bytes, over the 10,000,000-byte limit" in output
+    assert "huge.json:1:1: PL003 [error] file is 104,861,500 bytes, over the 100,000,000-byte limit" in output
     assert "ok.yaml:2:14: PL102" in output
 
 

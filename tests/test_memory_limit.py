@@ -67,7 +67,7 @@ def test_a_data_file_is_skipped_as_data_not_reported_over_the_limit() -> None:
     result = check_bytes("val_annotations.json", data, "json", options)
     assert result.findings == [] and result.skipped
     # A config of the same size with a few nested objects is still a config: over the limit, it is reported.
-    config = ('{"fp16": {"enabled": true}, "notes": "' + "x" * 2_000_000 + '"}').encode()
+    config = ('{"fp16": {"enabled": true}, "notes": "' + "x" * 6_000_000 + '"}').encode()
     [finding] = check_bytes("ds_config.json", config, "json", options).findings
     assert finding.code == "PL003"
 

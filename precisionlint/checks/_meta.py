@@ -85,22 +85,25 @@ No fix.
 
 LIMIT_DOC = """\
 ## What it does
-Reports a file that was skipped because it exceeds one of the per-file limits: its size (`max-file-size`,
-default 10 MB), the nodes walked in its tree (`max-nodes`, default 1,000,000, which stops YAML alias bombs),
-its nesting depth (`max-depth`, default 200 levels of a config; Python code as deep as the interpreter can
-parse), or the CPU time spent on it (`max-parse-time`, default 10 seconds, POSIX only).
+Reports a file that was skipped because checking it would cost more than one of the per-file limits allow:
+the memory its analysis would take, estimated from its bytes before it is parsed (`max-memory`, default
+2 GB), the CPU time spent on it (`max-parse-time`, default 60 seconds, POSIX only), the nodes walked in its
+tree (`max-nodes`, default 5,000,000, which stops YAML alias bombs), its nesting depth (`max-depth`, default
+200 levels of a config; Python code as deep as the interpreter can parse), or its size on disk
+(`max-file-size`, default 100 MB, checked before the file is read).
 
 ## Why is this bad?
-Training configurations are small. A file over these limits is generated data, a fixture, or an attack
-(a "billion laughs" YAML), and checking it would cost more than the rest of the repository. The limit is
-reported so that the skip is visible, never silent.
+The defaults let big ordinary files through (a 5 MB training script, a 20 MB JSON config); a file over them
+is generated data, a fixture, or an attack (a "billion laughs" YAML, a megabyte of one dense literal), and
+checking it would cost more than the rest of the repository. The limit is reported so that the skip is
+visible, never silent.
 
 ## Example
-A 50 MB `fixtures/huge.json` inside a checked directory.
+A 200 MB `fixtures/huge.json` inside a checked directory.
 
 ## Use instead
 Exclude the file (`exclude = ["fixtures/"]`), or raise the limit in `[tool.precisionlint]`
-(`max-file-size = 100_000_000`).
+(`max-file-size = 500_000_000`).
 
 ## Fix safety
 No fix.

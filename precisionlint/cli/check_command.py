@@ -426,7 +426,8 @@ def _show_settings(request: Any, values: dict[str, Any]) -> int:
         f"Per-file ignores: {config.per_file_ignores or '{}'}",
         f"Respect .gitignore: {str(config.respect_gitignore).lower()}",
         f"Limits: max-file-size={config.max_file_size} bytes, max-nodes={config.max_nodes}, "
-        f"max-depth={config.max_depth}, max-parse-time={config.max_parse_time:g} s",
+        f"max-depth={config.max_depth}, max-parse-time={config.max_parse_time:g} s, "
+        f"max-memory={config.max_memory} bytes",
     ]
     sys.stdout.write("\n".join(lines) + "\n")
     return EXIT_CLEAN

@@ -3,15 +3,14 @@
 The engine never prints. One file's failure (unreadable, unparsable, over a limit, or a crash inside a rule)
 becomes a finding for that file, and the other files are still checked.
 
-Per-file limits (each a limit-exceeded finding, PL003, when hit; configurable in [tool.precisionlint]):
-  max-file-size   bytes, checked with stat() before the file is opened (default 10 MB)
-  max-nodes       tree nodes built or walked (default 1,000,000; stops YAML alias bombs)
+Per-file limits (each a limit-exceeded finding, PL003, when hit; configurable in [tool.precisionlint]). They
+bound what a file costs, not its size: a 5 MB training script or config is checked (sources.Limits).
+  max-file-size   bytes, checked with stat() before the file is opened (default 100 MB)
+  max-nodes       tree nodes built or walked (default 5,000,000; stops YAML alias bombs)
   max-depth       nesting of a config tree (default 200); Python nesting is bounded by the recursion limit
-  max-parse-time  CPU seconds to parse and check one file (default 10), where a CPU timer can be used
-  max-memory      bytes one file's analysis may use (default 150 MB), estimated from its bytes before it is
-                  parsed: a Python tree costs up to 1.3 kB per token-like delimiter (measured: 110 B to 1.3 kB on
-                  real and generated files), so 1.3 MB of real code needs about 70 MB, but 3 MB of one dense
-                  list literal 1.4 GB; configs cost about 40 bytes per byte (JSON measured at 37x and 53x)
+  max-parse-time  CPU seconds to parse and check one file (default 60), where a CPU timer can be used
+  max-memory      bytes one file's analysis may use (default 2 GB), estimated from its bytes before it is
+                  parsed (estimated_memory below)
 Only regular files are opened (never a FIFO or a device, which could block forever), and nothing is executed.
 """
 
@@ -47,11 +46,26 @@ def check_source(source: SourceFile, options: EngineOptions, data: bytes | None 
     return check_bytes(source.display, data, source.format, options)
 
 
-# What the analysis of one file costs in memory, estimated from its bytes (see max-memory above). For Python:
-# bytes per occurrence of these delimiters, each of which starts or separates roughly one tree node.
+# What the analysis of one file costs in memory (peak RSS above a check of a tiny file), estimated from its bytes
+# before it is parsed (max-memory above), per format, from what its tree is made of. Measured with
+# benchmarks/big_files.py and on the largest parsed files of the ecosystem corpus:
+# - Python: bytes per occurrence of these delimiters, each of which starts or separates roughly one tree node.
+#   890 to 955 bytes per mark on real scripts of 0.3-0.4 MB (unsloth's save.py, peft's test_custom_models.py,
+#   TransformerEngine's test_hybrid_quantization.py), 1,084 on the generated 5 MB training script (767 MB, of
+#   which ast.parse alone takes 750), 990 for ast.parse alone on one dense list literal (tests/test_memory_limit).
 _PYTHON_NODE_MARKS = (b",", b"(", b"[", b"{", b".", b"=", b":", b"\n", b"+", b"-", b"*")
-_PYTHON_BYTES_PER_MARK = 1_300  # the most measured; most real code needs half of it
-_CONFIG_BYTES_PER_BYTE = 40
+_PYTHON_BYTES_PER_MARK = 1_050
+# - YAML: per line and per flow-collection comma (about one node each): libyaml's composed nodes, then the tree
+#   built from them. The generated 5 MB trainer config (206,000 lines) peaks 278 MB above the interpreter, 1,350
+#   bytes a line; its CSafeLoader compose alone 170 MB.
+_YAML_MARKS = (b"\n", b",")
+_YAML_BYTES_PER_MARK = 1_350
+# - JSON: json.loads validates it (8x its size at its peak) and the scan builds the tree of all but its big
+#   containers, which it leaves unbuilt until read (sources/json_source): the generated 20 MB DeepSpeed config
+#   with a tokenizer payload peaks 194 MB above the interpreter, 9.7x. A file of many small objects that are
+#   all read costs more (about 500 bytes a value); max-nodes bounds that.
+_JSON_BYTES_PER_BYTE = 10
+_CONFIG_BYTES_PER_BYTE = 40  # TOML and shell scripts: tomlkit's document keeps every token and its trivia
 # A notebook's bytes are mostly cell outputs (base64 images, logs) that json.loads keeps as a few large strings;
 # only its code cells are analysed. Measured: a 3.7 MB notebook of image outputs peaks at about 8 MB above the
 # interpreter, so 4 bytes per byte is a safe bound, where the config figure would refuse it.
@@ -64,6 +78,10 @@ def estimated_memory(data: bytes, fmt: Format) -> int:
         return 0
     if fmt == "python":
         return sum(data.count(mark) for mark in _PYTHON_NODE_MARKS) * _PYTHON_BYTES_PER_MARK
+    if fmt == "yaml":
+        return sum(data.count(mark) for mark in _YAML_MARKS) * _YAML_BYTES_PER_MARK
+    if fmt == "json":
+        return len(data) * _JSON_BYTES_PER_BYTE
     if fmt == "notebook":
         return len(data) * _NOTEBOOK_BYTES_PER_BYTE
     return len(data) * _CONFIG_BYTES_PER_BYTE

@@ -13,11 +13,11 @@ For each checked file, the nearest of these, searched from the file's directory 
     exclude = ["fixtures/", "*.generated.yaml"]
     fail-on = "warning"              # error | warning | info
     gpus = ["A100"]                  # target GPUs for hardware rules
-    max-file-size = 10_000_000       # bytes
-    max-nodes = 1_000_000            # tree nodes walked per file (YAML alias bombs)
+    max-file-size = 100_000_000      # bytes
+    max-nodes = 5_000_000            # tree nodes walked per file (YAML alias bombs)
     max-depth = 200                  # nesting levels of a config file
-    max-parse-time = 10              # CPU seconds to parse and check one file (0: no limit)
-    max-memory = 150_000_000         # bytes one file's analysis may use (estimated before parsing)
+    max-parse-time = 60              # CPU seconds to parse and check one file (0: no limit)
+    max-memory = 2_000_000_000       # bytes one file's analysis may use (estimated before parsing)
     respect-gitignore = true
     cache-dir = ".precisionlint_cache"   # results kept between runs, relative to this file's folder
     target-versions = { torch = "2.4", lightning = "2.2" }   # versions to assume where nothing is pinned
@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from precisionlint.core.model import Severity
+from precisionlint.sources import DEFAULT_LIMITS
 
 # The file names searched in each directory, in order of precedence (as ruff: the dedicated files first).
 CONFIG_NAMES = (".precisionlint.toml", "precisionlint.toml", "pyproject.toml")
@@ -62,11 +63,11 @@ class Config:
         exclude: list[str] | None = None,
         fail_on: Severity = Severity.WARNING,
         gpus: list[str] | None = None,
-        max_file_size: int = 10_000_000,
-        max_nodes: int = 1_000_000,
-        max_depth: int = 200,
-        max_parse_time: float = 10.0,
-        max_memory: int = 150_000_000,
+        max_file_size: int = DEFAULT_LIMITS.max_file_size,
+        max_nodes: int = DEFAULT_LIMITS.max_nodes,
+        max_depth: int = DEFAULT_LIMITS.max_depth,
+        max_parse_time: float = DEFAULT_LIMITS.max_parse_time,
+        max_memory: int = DEFAULT_LIMITS.max_memory,
         respect_gitignore: bool = True,
         extend_select: list[str] | None = None,
         extend_ignore: list[str] | None = None,

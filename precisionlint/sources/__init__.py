@@ -66,13 +66,19 @@ class LimitError(Exception):
 
 
 class Limits(NamedTuple):
-    """Per-file limits; exceeding one is a limit-exceeded finding (PL003) and the file is not checked."""
+    """Per-file limits; exceeding one is a limit-exceeded finding (PL003) and the file is not checked.
 
-    max_file_size: int = 10_000_000  # bytes
-    max_nodes: int = 1_000_000  # tree nodes built or walked (YAML alias bombs)
+    The defaults bound what one file may cost, CPU time and memory, not how big an ordinary file may be: a
+    generated 5 MB training script takes about 0.8 GB and 10 s of CPU to check (its `ast.parse` alone 0.75 GB
+    and 5 s), a 5 MB YAML or a 20 MB JSON config less (benchmarks/big_files.py), and all are checked. What the
+    limits stop is the pathological file: a YAML alias bomb, a megabyte of one dense literal, nesting thousands
+    of levels deep."""
+
+    max_file_size: int = 100_000_000  # bytes, before the file is read (the memory estimate decides the rest)
+    max_nodes: int = 5_000_000  # tree nodes built or walked: about 2 GB of tree (YAML alias bombs)
     max_depth: int = 200  # nesting of a config tree
-    max_parse_time: float = 10.0  # CPU seconds to parse and check one file; 0 turns the limit off
-    max_memory: int = 150_000_000  # bytes one file's analysis may use, as estimated before it is parsed
+    max_parse_time: float = 60.0  # CPU seconds to parse and check one file; 0 turns the limit off
+    max_memory: int = 2_000_000_000  # bytes one file's analysis may use, as estimated before it is parsed
 
 
 DEFAULT_LIMITS = Limits()
