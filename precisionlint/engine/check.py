@@ -55,11 +55,11 @@ def check_source(source: SourceFile, options: EngineOptions, data: bytes | None 
 #   which ast.parse alone takes 750), 990 for ast.parse alone on one dense list literal (tests/test_memory_limit).
 _PYTHON_NODE_MARKS = (b",", b"(", b"[", b"{", b".", b"=", b":", b"\n", b"+", b"-", b"*")
 _PYTHON_BYTES_PER_MARK = 1_050
-# - YAML: per line and per flow-collection comma (about one node each): libyaml's composed nodes, then the tree
-#   built from them. The generated 5 MB trainer config (206,000 lines) peaks 278 MB above the interpreter, 1,350
-#   bytes a line; its CSafeLoader compose alone 170 MB.
+# - YAML: per line and per flow-collection comma (about one node each): libyaml's composed nodes (two marks
+#   each), then the tree built from them as they are let go. The generated 5 MB trainer config (206,000 lines)
+#   peaks 251 MB above the interpreter, 1,220 bytes a line; its CSafeLoader compose alone 166 MB.
 _YAML_MARKS = (b"\n", b",")
-_YAML_BYTES_PER_MARK = 1_350
+_YAML_BYTES_PER_MARK = 1_250
 # - JSON: json.loads validates it (8x its size at its peak) and the scan builds the tree of all but its big
 #   containers, which it leaves unbuilt until read (sources/json_source): the generated 20 MB DeepSpeed config
 #   with a tokenizer payload peaks 194 MB above the interpreter, 9.7x. A file of many small objects that are

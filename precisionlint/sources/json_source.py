@@ -23,8 +23,6 @@ from precisionlint.sources import LimitError, Limits, NotCheckable, SourceError
 from precisionlint.sources.tree import Entry, Kind, Node, NodeBudget, blank_between, whole_line_range
 
 _WS = re.compile(r"[ \t\r\n]*")
-_STRING = re.compile(r'"(?:[^"\\]|\\.)*"', re.DOTALL)
-_NUMBER_OR_WORD = re.compile(r"-?[0-9A-Za-z.+\-]+")
 _JSON_NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(\.[0-9]+)?([eE][-+]?[0-9]+)?")  # json.scanner's NUMBER_RE
 
 

@@ -273,8 +273,14 @@ def load(path: str, text: str, limits: Limits) -> Document:
         return yaml_source.load(path, text, limits)  # raises the same LimitError
     starts = line_starts(text)
     walker = _ComposedWalker(text, starts, NodeBudget(limits.max_nodes, limits.max_depth), tools)
+    # Each composed collection lets go of its members once converted, so the composed graph (nodes with two
+    # marks each: 33 bytes per byte of a big config) shrinks as the tree grows instead of peaking beside all of
+    # it. Nothing reads a composed node twice (an alias is _Unsupported), and the round-trip path re-reads the
+    # text.
     try:
-        roots = [walker.convert(node, 0, 0) for node in roots_composed]
+        roots = []
+        while roots_composed:
+            roots.append(walker.convert(roots_composed.pop(0), 0, 0))
     except _Unsupported:
         return yaml_source.load(path, text, limits)
     document = Document(path=path, text=text, format="yaml", tree=roots)
@@ -283,6 +289,7 @@ def load(path: str, text: str, limits: Limits) -> Document:
 
 
 _UNFOUND = -1
+_CONVERTED: list[Any] = []  # what a converted composed collection holds instead of its members
 
 
 class _Scalar(Node):
@@ -446,6 +453,7 @@ class _ComposedWalker:
                 v_start = value_start(value_node, is_flow, mark.column)
                 child = convert(value_node, depth + 1, v_start, is_flow)
                 entries.append(_Entry(str(key), k_start, child, is_flow, scalar_end, text))
+            node.value = _CONVERTED  # its composed members (nodes and marks) go as the tree grows: see load()
             return result
         if kind is self.Sequence:
             if text.startswith("!", node.start_mark.index):
@@ -457,5 +465,6 @@ class _ComposedWalker:
             items = result.items
             for item in node.value:
                 items.append(self.convert(item, depth + 1, self.value_start(item, True), is_flow))
+            node.value = _CONVERTED
             return result
         return _Scalar(start, self.value(node), flow, self.scalar_end)
