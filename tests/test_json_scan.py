@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from precisionlint.sources import LimitError, Limits, json_source
+from precisionlint.sources import LimitError, Limits, SourceError, json_source
 from precisionlint.sources.tree import Node
 
 
@@ -47,6 +47,24 @@ def test_a_big_container_is_left_unbuilt_and_reads_as_if_built(monkeypatch: pyte
     eager = json_source.load("ds.json", text, Limits())
     assert _dump(lazy.tree) == _dump(eager.tree)  # reading builds it: the same members, positions, removals
     assert vocab._shared is None and vocab.get("tok\u00e917").value.value == 17
+
+
+def test_a_big_container_is_validated_once_and_errors_inside_it_are_reported_as_before() -> None:
+    """The scan runs before json.loads validates the rest (the big containers, measured by the C decoder, are not
+    decoded twice); a file that is not plain JSON still gets json.loads's message and position, or is read as
+    JSON with comments, as before."""
+    text = _config(3000)
+    document = json_source.load("ds.json", text, Limits())
+    vocab = document.tree.get("tokenizer").value.get("vocab").value
+    assert vocab._shared is not None and not vocab._shared.unbuilt  # left unbuilt; nothing left to validate
+    broken = text.replace('"tok\\u00e92500": 2500,', '"tok\\u00e92500": 2500', 1)  # a comma missing deep inside
+    with pytest.raises(SourceError) as raised:
+        json_source.load("ds.json", broken, Limits())
+    assert (raised.value.message, raised.value.line, raised.value.column) == (
+        "invalid JSON: Expecting ',' delimiter", 2506, 7)
+    commented = text.replace('"tok\\u00e92500": 2500,', '"tok\\u00e92500": 2500, // the 2,500th', 1)
+    tree = json_source.load("ds.json", commented, Limits()).tree
+    assert tree.get("tokenizer").value.get("vocab").value.get("tok\u00e92500").value.value == 2500
 
 
 def test_the_limits_count_what_was_not_built() -> None:

@@ -27,6 +27,9 @@ _JSON_NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(\.[0-9]+)?([eE][-+]?[0-9]+)?")  
 
 
 def load(path: str, text: str, limits: Limits) -> Document:
+    document = _load_scanned_first(path, text, limits)
+    if document is not None:
+        return document
     scanned = text
     try:
         json.loads(text, parse_constant=_reject_constant)
@@ -39,6 +42,31 @@ def load(path: str, text: str, limits: Limits) -> Document:
     duplicates: list[tuple[str, tuple[tuple[int, int], ...]]] = []
     shared = _Removals(scanned)
     root = parse_positions(scanned, NodeBudget(limits.max_nodes, limits.max_depth), duplicates, shared)
+    document = Document(path=path, text=text, format="json", tree=root)
+    shared.document = document
+    document.duplicate_keys = duplicates
+    return document
+
+
+def _load_scanned_first(path: str, text: str, limits: Limits) -> Document | None:
+    """The Document of valid JSON, scanned before it is validated, so that the big containers the scan leaves
+    unbuilt (validated by the C decoder as it measures them) are not decoded twice: json.loads then validates the
+    rest, the text with each of them replaced by `0` (replacing a value by another keeps JSON valid, and each
+    of them is a value). None when the scan or that validation fails: load() then validates first and reports
+    what is wrong, as it always did (a broken file, comments, a template, a limit)."""
+    duplicates: list[tuple[str, tuple[tuple[int, int], ...]]] = []
+    shared = _Removals(text)
+    try:
+        root = parse_positions(text, NodeBudget(limits.max_nodes, limits.max_depth), duplicates, shared)
+        rest: list[str] = []
+        start = 0
+        for begin, end in shared.unbuilt:
+            rest += (text[start:begin], "0")
+            start = end
+        json.loads("".join(rest) + text[start:] if rest else text, parse_constant=_reject_constant)
+    except Exception:  # any failure: the careful path decides (an error, a limit, comments, a template)
+        return None
+    shared.unbuilt = []
     document = Document(path=path, text=text, format="json", tree=root)
     shared.document = document
     document.duplicate_keys = duplicates
@@ -160,11 +188,12 @@ class _Leaf(Node):
 class _Removals:
     """What the removal ranges of a file's members are computed from, shared by all its entries."""
 
-    __slots__ = ("text", "_starts", "document")
+    __slots__ = ("text", "_starts", "document", "unbuilt")
 
     def __init__(self, text: str) -> None:
         self.text = text
         self._starts: list[int] | None = None
+        self.unbuilt: list[tuple[int, int]] = []  # where the scan left containers unbuilt, in text order
         self.document: Document | None = None  # whose line starts these are too (the same lines: comments
         # are blanked with their line breaks kept), so that the file is indexed once
 
@@ -342,6 +371,9 @@ def _scan(
                     node.end = end
                     node.entries, node.items = [], []
                     node._shared = shared
+                    while shared.unbuilt and shared.unbuilt[-1][0] > node.start:
+                        shared.unbuilt.pop()  # a big container inside this one, left unbuilt before it
+                    shared.unbuilt.append((node.start, end))
                     pos = after_container(text, end).end()  # type: ignore[union-attr]  # always matches
                     top = stack[-1]
                     entries, items = top.node.entries, top.node.items
