@@ -143,3 +143,31 @@ def test_the_flow_analysis_walks_each_expression_once(monkeypatch: pytest.Monkey
     model = build_script_model(Document("train.py", text, "python", tree=tree))
     assert sum(1 for e in model.events if e.kind == "scaled_backward") == 200  # the flow analysis ran on them
     assert 0 < walked[0] < len(walk(tree))
+
+
+def test_a_call_that_names_none_of_the_files_defs_is_not_resolved(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Resolving a callee to a def of this file looks nothing up for a call whose name no def of the file has
+    (`model(x)`, `loss.backward()`, `torch.ones(3)`: most calls), and still finds `step_3(...)` and
+    `self.helper(...)`."""
+    from precisionlint.script.values import Resolver
+
+    text = SCRIPT + ("class Trainer:\n    def helper(self):\n        return 1\n"
+                     "    def run(self):\n        return self.helper()\n")
+    text += "step_3(model, batch, optimizer, scaler)\n"
+    tree = ast.parse(text)
+    table = build_scopes(tree, text)
+    resolver = Resolver(table)
+    lookups = [0]
+    lookup = ScopeTable.lookup
+
+    def counting(self: ScopeTable, scope: Any, name: str) -> Any:
+        lookups[0] += 1
+        return lookup(self, scope, name)
+
+    monkeypatch.setattr(ScopeTable, "lookup", counting)
+    run = next(s for s in table.by_node.values() if s.name == "run")
+    calls = [n for n in ast.walk(tree) if isinstance(n, ast.Call)]
+    found = {ast.unparse(c.func): resolver.function_for(c.func, run if "self." in ast.unparse(c.func) else table.module)
+             for c in calls}
+    assert {name for name, f in found.items() if f is not None} == {"step_3", "self.helper"}
+    assert lookups[0] == 1  # step_3's; self.helper is found through the method's class

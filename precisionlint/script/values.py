@@ -84,6 +84,7 @@ class Resolver:
         # (an attribute when visited, then as the callee of its call). Only outermost answers are kept and
         # reused: inside a resolution the depth limit and the cycle guard above may answer differently.
         self._outer: dict[tuple[int, int], str | None] = {}
+        self._function_names: frozenset[str] | None = None  # the names of the file's defs, when first asked
 
     # -- qualified names ------------------------------------------------------------------------------------
     def qualname(self, expr: ast.expr, scope: Scope, depth: int = 0) -> str | None:
@@ -369,6 +370,14 @@ class Resolver:
 
     def function_for(self, func: ast.expr, scope: Scope) -> Scope | None:
         """The def a call refers to: `f(...)` or `self.f(...)` defined in this file."""
+        names = self._function_names
+        if names is None:
+            names = self._function_names = frozenset(
+                s.name for s in self.table.by_node.values() if s.kind == "function")
+        # what is found below is a def named like the call's last name: most calls name none of the file's defs
+        last = func.id if type(func) is ast.Name else func.attr if type(func) is ast.Attribute else None  # type: ignore[attr-defined]
+        if last not in names:
+            return None
         found: Scope | None = None
         if isinstance(func, ast.Name):
             owner = self.table.lookup(scope, func.id)
