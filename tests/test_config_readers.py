@@ -92,3 +92,29 @@ def test_a_path_that_cannot_be_known_names_no_reader(tmp_path: Path) -> None:
     script = SCRIPT.replace('"configs/train.yaml"', "sys.argv[1]")
     _write(tmp_path, {"pyproject.toml": "", "configs/train.yaml": CONFIG, "train.py": "import sys\n" + script})
     assert readers(current().project_for(str(tmp_path / "train.py")), str(tmp_path / "configs/train.yaml")) == []
+
+
+def test_a_script_is_walked_once_for_all_its_reads(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The passes over a script that may read a config (its argparse defaults, the attributes it assigns, the
+    names bound to a loaded config in each function, HfArgumentParser files) share one walk of its tree: ast.walk
+    is not called on the whole tree at all (it was 8 times for this script), and the read is found as before."""
+    import ast
+
+    from precisionlint.project import config_readers
+
+    whole: list[ast.AST] = []
+    walk = ast.walk
+
+    def counting(node: ast.AST):  # type: ignore[no-untyped-def]
+        if isinstance(node, ast.Module):
+            whole.append(node)
+        return walk(node)
+
+    monkeypatch.setattr(config_readers.ast, "walk", counting)
+    script = SCRIPT.replace('"configs/train.yaml"', "args.config").replace(
+        "import yaml\n", "import argparse\nimport yaml\nparser = argparse.ArgumentParser()\n"
+        'parser.add_argument("--config", default="configs/train.yaml")\nargs = parser.parse_args()\n')
+    _write(tmp_path, {"pyproject.toml": "", "configs/train.yaml": CONFIG, "train.py": script})
+    [read] = readers(current().project_for(str(tmp_path / "train.py")), str(tmp_path / "configs/train.yaml"))
+    assert read.framework == "lightning"
+    assert whole == []

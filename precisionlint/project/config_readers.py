@@ -127,26 +127,29 @@ class ScriptReads:
 
     def __init__(self, project: Project, path: str, tree: ast.Module) -> None:
         from precisionlint.frameworks.python_calls import import_aliases
+        from precisionlint.sources.python_index import walk
 
         self.project = project
         self.path = path
         self.tree = tree
+        # the nodes of one walk (ast.walk's order), for every pass below: each walked the whole tree again
+        self.nodes = walk(tree)
         self.aliases = import_aliases(tree)
-        self.options = _argparse_defaults(tree)
+        self.options = _argparse_defaults(tree, self.nodes)
         self.constants = _constants(tree.body)
         from precisionlint.project import display_path
 
         self.shown = display_path(path)
         # Attributes the script assigns anywhere (`training_args.bf16 = True`): a flag the arguments file leaves
         # out may be set there, so its default is not known.
-        self.assigned = frozenset(node.attr for node in ast.walk(tree)
+        self.assigned = frozenset(node.attr for node in self.nodes
                                   if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store))
 
     def reads(self) -> list[Read]:
         found: list[Read] = []
         module_names = self._bindings(self.tree.body, {})
         scopes: list[tuple[list[ast.stmt], dict[str, _Config]]] = [(self.tree.body, module_names)]
-        for node in ast.walk(self.tree):
+        for node in self.nodes:
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 names = dict(module_names)
                 hydra = self._hydra_config(node)
@@ -280,7 +283,7 @@ class ScriptReads:
 
         parsers: set[str] = set()
         found: list[Read] = []
-        for node in ast.walk(self.tree):
+        for node in self.nodes:
             if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) \
                     and isinstance(node.value, ast.Call):
                 callee = dotted_name(node.value.func, self.aliases) or ""
@@ -403,11 +406,12 @@ def _constants(body: list[ast.stmt]) -> dict[str, str]:
     return {name: value for name, value in values.items() if counts.get(name) == 1}
 
 
-def _argparse_defaults(tree: ast.Module) -> dict[str, str]:
+def _argparse_defaults(tree: ast.Module, nodes: list[ast.AST] | None = None) -> dict[str, str]:
     """`parser.add_argument("--config", default="configs/train.yaml")`: option destination -> its literal
-    default (what `args.config` holds when the launch line does not say)."""
+    default (what `args.config` holds when the launch line does not say). `nodes`: the tree's, in ast.walk's
+    order, when the caller has them."""
     found: dict[str, str] = {}
-    for node in ast.walk(tree):
+    for node in nodes if nodes is not None else ast.walk(tree):
         if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
                 and node.func.attr == "add_argument"):
             continue
