@@ -49,6 +49,30 @@ def test_the_reading_call_is_the_evidence_and_the_related_location(tmp_path: Pat
     assert [(r["path"], r["line"]) for r in finding["related"]] == [("train.py", 5)]
 
 
+def test_a_folder_with_no_project_boundary_is_its_own_project(tmp_path: Path) -> None:
+    """No pyproject.toml, setup.py, setup.cfg or .git above the files: the scripts of the folder named on the
+    command line are the config's readers (before, the file system's root was walked for them, and the standard
+    library filled the walk's limit before this folder was reached: the reader was missed)."""
+    project, elsewhere = tmp_path / "proj", tmp_path / "elsewhere"
+    _write(project, {"configs/train.yaml": CONFIG, "tools/train.py": SCRIPT})
+    elsewhere.mkdir()
+    [finding] = json.loads(_check(elsewhere, "--no-cache", "--output-format", "json", str(project)).stdout)
+    assert (finding["line"], finding["code"]) == (2, "PL102")
+    assert [Path(r["path"]).name for r in finding["related"]] == ["train.py"]
+
+
+def test_a_project_with_no_boundary_ends_at_the_folder_named(tmp_path: Path) -> None:
+    from precisionlint.project.model import ProjectModel
+
+    (tmp_path / "a" / "b").mkdir(parents=True)
+    named = ProjectModel(tops=(str(tmp_path / "a"),))
+    assert named.project_of_folder(str(tmp_path / "a" / "b")).root == str(tmp_path / "a")
+    assert ProjectModel().project_of_folder(str(tmp_path / "a" / "b")).root == str(tmp_path / "a" / "b")
+    (tmp_path / "a" / "pyproject.toml").write_text('[project]\nname = "x"\n')
+    assert ProjectModel(tops=(str(tmp_path / "a" / "b"),)).project_of_folder(str(tmp_path / "a" / "b")).root == \
+        str(tmp_path / "a")  # a boundary wins over the folder named
+
+
 def test_an_edited_script_is_never_answered_from_the_cache(tmp_path: Path) -> None:
     _write(tmp_path, {"pyproject.toml": '[project]\nname = "x"\n', "configs/train.yaml": CONFIG,
                       "train.py": SCRIPT})

@@ -254,10 +254,10 @@ class Project:
     """The project of one directory: the chain of directories from it up to the boundary, in the project model
     that built it (which keeps what it reads of other files: linked documents, config readers, launch lines)."""
 
-    def __init__(self, chain: list[Directory], model: ProjectModel) -> None:
+    def __init__(self, chain: list[Directory], model: ProjectModel, root: str | None = None) -> None:
         self.chain = chain
         self.model = model
-        self.root = chain[-1].path if chain else os.getcwd()
+        self.root = root if root is not None else chain[-1].path if chain else os.getcwd()
         self._versions: dict[str, VersionRange | None] = {}
 
     def version(self, framework: str) -> VersionRange | None:

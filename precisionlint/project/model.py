@@ -39,10 +39,13 @@ if TYPE_CHECKING:
 class ProjectModel:
     """What one run, or one language server, has learnt of the projects on disk (see the module's docstring)."""
 
-    def __init__(self, open_buffer: Callable[[str], str | None] | None = None) -> None:
+    def __init__(self, open_buffer: Callable[[str], str | None] | None = None, tops: tuple[str, ...] = ()) -> None:
         """`open_buffer(realpath)`: the text an editor holds for a file, None when it is not open (the disk is
-        read then); the language server's buffers. None for a run."""
+        read then); the language server's buffers. None for a run. `tops`: the folders the user named (a run's
+        paths, a file's folder for a file; the server's workspace): where a project that declares no boundary
+        ends."""
         self.open_buffer = open_buffer
+        self.tops = tuple(os.path.abspath(top) for top in tops)
         self._recorders: list[set[str]] = []  # sets collecting the linked files read while active (recording)
         self.directories: dict[str, Directory] = {}  # absolute path -> what the directory declares
         self.projects: dict[str, Project] = {}  # a file's folder -> its project
@@ -89,8 +92,22 @@ class ProjectModel:
             if directory.boundary or parent == current:
                 break
             current = parent
-        project = self.projects[folder] = Project(chain, self)
+        project = self.projects[folder] = Project(chain, self, self._unbounded_root(chain))
         return project
+
+    def _unbounded_root(self, chain: list[Directory]) -> str | None:
+        """Where the scripts, launchers and configs of a project whose chain reaches the top of the file system
+        with no boundary (no pyproject.toml, setup.py, setup.cfg or .git above the file) are looked for: the
+        highest folder of the chain inside a folder the user named, else the file's own folder. Not the file
+        system's root: walking it for scripts read every Python file of the machine up to a limit (seconds
+        for one file, and a limit reached in the standard library before the user's own scripts). None: the
+        chain ends at a boundary, which is the root."""
+        if not chain or chain[-1].boundary:
+            return None
+        inside = [directory.path for directory in chain
+                  if any(directory.path == top or directory.path.startswith(top.rstrip(os.sep) + os.sep)
+                         for top in self.tops)]
+        return inside[-1] if inside else chain[0].path
 
     def pins_signature(self, folder: str, taken: dict[str, str] | None = None, now_ns: int | None = None) -> str:
         """What the versions of a file in `folder` come from, without the folder itself: the directories of its

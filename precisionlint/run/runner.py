@@ -143,12 +143,23 @@ def plan(
     return _group(found.files, request), errors
 
 
+def _named_folders(paths: list[str]) -> tuple[str, ...]:
+    """The folders the user named: each path given (a file's own folder; not the working directory, which may be
+    a home folder). A project with no boundary above a file ends at the highest of them that holds it
+    (project.model)."""
+    folders = []
+    for path in paths:
+        if path != "-":
+            folders.append(path if os.path.isdir(path) else os.path.dirname(os.path.abspath(path)))
+    return tuple(folders)
+
+
 def run_check(request: RunRequest) -> RunOutcome:
     from precisionlint.project.model import ProjectModel, use
 
     # The run's project model: what its checks learn of the projects on disk, learnt once for the whole run
     # (its forked workers inherit it) and nothing from an earlier run in the same process.
-    use(ProjectModel())
+    use(ProjectModel(tops=_named_folders(request.paths)))
     groups, errors = plan(request)
     outcome = RunOutcome([], errors, False, [], files_checked=sum(len(files) for _, files in groups))
     outcome.groups = groups

@@ -119,6 +119,8 @@ def _register_lifecycle(server: PrecisionServer) -> None:
             ls.debounce_s = debounce / 1000
         from precisionlint.project.model import use
 
+        # A project with no boundary above a file ends at the workspace, as `check .` run from there would end it.
+        ls.project_model.tops = (os.getcwd(),)
         use(ls.project_model)  # the checks of this server read the projects (and its buffers) through it
 
     @server.feature(types.INITIALIZED)
