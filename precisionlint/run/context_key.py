@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import os
 import re
+import struct
 import time
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
@@ -44,26 +45,33 @@ class ProjectContext:
         self.sources = sources
         self._model = current()  # the run's project model (run.runner.run_check made it)
         self._pins_of_folder: dict[str, str] = {}
+        self._shared: dict[str, str] = {}  # one string for the folders that share a signature (about 1 kB each)
         self._signatures: dict[str, str] = {}
         self._directories: dict[str, str] = {}  # directory -> the signature of its pin files, for this run
         self._started = time.time_ns()  # before any file of the run is read
         # The stat of each file of the run, taken once: the engine's loop stats every file before reading it,
-        # and a launcher's key needs the stat of every script of the run (icefall: 1,358 of them).
-        self._stats: dict[str, os.stat_result | None] = {}
+        # and a launcher's key needs the stat of every script of the run (icefall: 1,358 of them). Kept packed
+        # (_pack: the six fields the run reads, 77 bytes) rather than as os.stat_result objects (about 600 bytes
+        # each with their numbers): a run holds one per file of the tree.
+        self._stats: dict[str, bytes | os.stat_result] = {}
 
     def stat(self, fs_path: str) -> os.stat_result | None:
         """os.stat of a file of this run (None when it cannot be had), the same answer for the run's loop and its
         keys. Taken when first asked, within the run: a key built from it is as fresh as one built from a
-        stat of its own."""
+        stat of its own. Only size, mode, inode, device and the modification and change times (ns) are kept:
+        the others read 0 (nothing of the run reads them)."""
         try:
-            return self._stats[fs_path]
+            kept = self._stats[fs_path]
         except KeyError:
             pass
+        else:
+            return _unpack(kept)
         try:
-            info: os.stat_result | None = os.stat(fs_path)
+            info = os.stat(fs_path)
         except (OSError, ValueError):
-            info = None
-        self._stats[fs_path] = info
+            self._stats[fs_path] = b""
+            return None
+        self._stats[fs_path] = _pack(info)
         return info
 
     def portable(self, source: SourceFile) -> str:
@@ -73,8 +81,8 @@ class ProjectContext:
         found = self._pins_of_folder.get(spelled)
         if found is None:
             folder = os.path.dirname(os.path.abspath(source.fs_path))
-            found = self._pins_of_folder[spelled] = self._model.pins_signature(
-                folder, self._directories, self._started)
+            found = self._model.pins_signature(folder, self._directories, self._started)
+            found = self._pins_of_folder[spelled] = self._shared.setdefault(found, found)
         return found
 
     def reads_folder(self, source: SourceFile, data: bytes) -> bool:
@@ -96,6 +104,26 @@ class ProjectContext:
         if found is None:
             found = self._signatures[name] = _signature(self.sources, formats, self._started, self.stat)
         return found
+
+
+_PACKED = struct.Struct("<QQqqQI")  # size, inode, mtime ns, ctime ns, device, mode
+
+
+def _pack(info: os.stat_result) -> bytes | os.stat_result:
+    try:
+        return _PACKED.pack(info.st_size, info.st_ino, info.st_mtime_ns, info.st_ctime_ns, info.st_dev,
+                            info.st_mode)
+    except struct.error:  # a field out of range (a file system with odd numbers): kept whole
+        return info
+
+
+def _unpack(kept: bytes | os.stat_result) -> os.stat_result | None:
+    if not isinstance(kept, bytes):
+        return kept
+    if not kept:
+        return None  # the stat failed
+    size, inode, mtime_ns, ctime_ns, device, mode = _PACKED.unpack(kept)
+    return os.stat_result((mode, inode, device, 0, 0, 0, size, 0, 0, 0, 0.0, 0.0, 0.0, 0, mtime_ns, ctime_ns))
 
 
 def names_other_files(fmt: str, data: bytes) -> bool:
