@@ -11,6 +11,14 @@ Reported per command: the median wall time and the median CPU time (user + syste
 less moved by other processes on a shared machine than the wall time), and their ratios to `python -c pass`
 measured in the same rounds.
 
+The baseline is `python -c pass` run by the same interpreter (sys.executable) with the same site and environment as
+the checks (PYTHONPATH, no PYTHONDONTWRITEBYTECODE): what a user's shell starts before precisionlint imports
+anything. What that site imports is printed first: an editable install's finder (a `__editable__...finder` .pth
+file) imports pathlib, re, urllib.parse and ipaddress in every `python` start, about 40 modules, so the baseline is
+heavy there and a module the run imports that site already imported costs the run nothing. `--no-site` runs every
+command (the baseline too) with `python -S`: the run as it would start where site imports little (the package
+found through PYTHONPATH; the three files need no third-party module).
+
 Files: `plain.py` (a torch script no rule can fire on: the prefilter rejects it unread by any parser),
 `train.py` (a deprecated autocast: parsed and checked), `one.toml` (a Lightning-style config with a precision
 setting). Target (issue: instant start): each at most 2x `python -c pass`.
@@ -66,6 +74,25 @@ def _imports(checkout: Path, cwd: Path, name: str, top: int) -> None:
     print("    " + ", ".join(f"{module} {own / 1000:.1f}" for own, module in sorted(rows, reverse=True)[:top]))
 
 
+def _environment(checkout: Path) -> dict[str, str]:
+    env = dict(os.environ, PYTHONPATH=str(checkout))
+    env.pop("PYTHONDONTWRITEBYTECODE", None)  # a user's install has its bytecode (compiled above)
+    return env
+
+
+def _describe_baseline(python: list[str], env: dict[str, str], cwd: Path) -> None:
+    """Which interpreter and site the baseline (and every check) starts, and how much that site imports."""
+    probe = ("import sys; "
+             "print(sys.version.split()[0], len(sys.modules), ' '.join(sorted(m for m in sys.modules "
+             "if m in ('pathlib', 're', 'typing', 'enum', 'urllib.parse', 'ipaddress')))); "
+             "print(' '.join(p for p in sys.path if p.endswith('site-packages')) or 'no site-packages')")
+    done = subprocess.run([*python, "-c", probe], cwd=cwd, env=env, capture_output=True, text=True, check=True)
+    version, site = done.stdout.strip().split("\n")
+    number, count, *heavy = version.split()
+    print(f"baseline: {' '.join(python)} -c pass (Python {number}); at start-up {count} modules are imported "
+          f"(among them: {', '.join(heavy) or 'none of pathlib, re, typing, enum'}); site-packages: {site}")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--runs", type=int, default=15, help="runs of each command per round")
@@ -73,6 +100,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--baseline", type=Path, help="another checkout, measured in the same rounds")
     parser.add_argument("--imports", action="store_true", help="list what each file's check imports")
     parser.add_argument("--strict", action="store_true", help="exit 1 if a target is missed")
+    parser.add_argument("--no-site", action="store_true", help="run every command, the baseline too, with python -S")
     args = parser.parse_args(argv)
     checkouts = {"this": HERE}
     if args.baseline is not None:
@@ -83,14 +111,15 @@ def main(argv: list[str] | None = None) -> int:
     (folder / ".git").mkdir()  # a project of its own: the run looks no further up (the temporary folder's neighbours)
     for name, text in FILES.items():
         (folder / name).write_text(text)
-    commands: dict[str, tuple[list[str], dict[str, str]]] = {"python -c pass": ([sys.executable, "-c", "pass"],
-                                                                                 dict(os.environ))}
+    python = [sys.executable, "-S"] if args.no_site else [sys.executable]
+    base_env = _environment(HERE)
+    commands: dict[str, tuple[list[str], dict[str, str]]] = {"python -c pass": ([*python, "-c", "pass"], base_env)}
+    _describe_baseline(python, base_env, folder)
     for label, checkout in checkouts.items():
-        env = dict(os.environ, PYTHONPATH=str(checkout))
-        env.pop("PYTHONDONTWRITEBYTECODE", None)
+        env = _environment(checkout)
         for name in FILES:
             commands[f"{label}: check {name}"] = (
-                [sys.executable, "-m", "precisionlint", "check", "--no-progress", "--no-cache", name], env)
+                [*python, "-m", "precisionlint", "check", "--no-progress", "--no-cache", name], env)
     samples: dict[str, list[tuple[float, float]]] = {what: [] for what in commands}
     for _ in range(args.rounds):
         for _ in range(args.runs):  # interleaved: every command once in turn, so that load moves them together

@@ -481,3 +481,36 @@ print(compiled)
                             timeout=120)
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "[]", result.stdout
+
+
+GC_PROBE = r"""
+import atexit, gc, os, sys
+told = int(sys.argv[1])
+atexit.register(lambda: os.write(told, b"collector on" if gc.isenabled() else b"collector off"))
+sys.argv = ["precisionlint", *sys.argv[2:]]
+from precisionlint.cli.entry import main
+main()
+"""
+
+
+def test_the_collector_stays_off_for_one_file_and_on_for_a_folder(tmp_path: Path) -> None:
+    """Start-up is mostly imports, which the cyclic garbage collector walks over and over while they are made:
+    a one-file check runs with it off (the same findings), while a check of a folder, whose files' analyses need
+    it between files, turns it back on before anything else."""
+    for file_name, text in _benchmark_files().items():
+        (tmp_path / file_name).write_text(text)
+    (tmp_path / ".git").mkdir()
+
+    def collector(*args: str) -> tuple[str, str]:
+        read, write = os.pipe()
+        env = {**os.environ, "PYTHONPATH": str(ROOT)}
+        with os.fdopen(read) as said:
+            result = subprocess.run([sys.executable, "-c", GC_PROBE, str(write), *args], cwd=tmp_path, env=env,
+                                    text=True, capture_output=True, timeout=120, pass_fds=(write,))
+            os.close(write)
+            return said.read(), result.stdout
+
+    one, one_output = collector("check", "--no-progress", "--no-cache", "train.py")
+    folder, folder_output = collector("check", "--no-progress", "--no-cache", ".")
+    assert one == "collector off" and folder == "collector on"
+    assert "train.py:5:1: PL201" in one_output and "train.py:5:1: PL201" in folder_output

@@ -25,19 +25,10 @@ from typing import Any, NamedTuple
 
 from precisionlint.core.model import Confidence
 from precisionlint.core.patterns import lazy_pattern
+from precisionlint.frameworks.call import Call as Call  # where it was declared; a Python file's check reads it there
 
 CERTAIN = Confidence.CERTAIN
 LIKELY = Confidence.LIKELY
-
-
-class Call(NamedTuple):
-    """A constructor (or function) whose keyword arguments are a framework's settings: a module's PYTHON_CALLS."""
-
-    modules: tuple[str, ...]  # the callee must resolve into one of these packages
-    names: tuple[str, ...]  # ...and be named one of these
-    framework: str
-    keywords: dict[str, str]  # keyword argument -> canonical name
-    positional: str | None = None  # canonical name of the first positional argument, if it has one
 
 
 class Mode(NamedTuple):

@@ -5,7 +5,7 @@ registry's order (frameworks/registry.py); frameworks.python_calls reads them. t
 
 from __future__ import annotations
 
-from precisionlint.frameworks.base import Call
+from precisionlint.frameworks.call import Call
 
 FRAMEWORK_CALLS: tuple[Call, ...] = (
     Call(

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from precisionlint.core.model import NOT_YET, UNRESOLVED, Confidence, Document, Setting
 from precisionlint.core.patterns import lazy_pattern
-from precisionlint.frameworks.base import Call
+from precisionlint.frameworks.call import Call
 from precisionlint.frameworks.call_words import MMENGINE_MARKER
 from precisionlint.frameworks.calls_catalog import FRAMEWORK_CALLS
 from precisionlint.sources.literal import literal_eval
