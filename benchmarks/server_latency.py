@@ -130,10 +130,12 @@ def cpu_ms(pid: int) -> float:
 
 
 async def server_latencies(path: Path, text: str, changes: list[Change], warm_up: int, debounce_ms: float | None,
-                           between: Callable[[Change], None]) -> tuple[list[float], list[float], list[float]]:
+                           between: Callable[[Change], None], checkout: Path | None = None,
+                           ) -> tuple[list[float], list[float], list[float]]:
     """Latency and server CPU per measured change, and the server's resident memory after the warm-up and after
     each tenth of the changes; `between(change)` runs after each one (the in-process check of the same text, so
-    that both are measured under the same load, change by change)."""
+    that both are measured under the same load, change by change). `checkout`: run the server of that checkout
+    of precisionlint (its folder first on PYTHONPATH) instead of this one."""
     from lsprotocol import types
     from pygls.lsp.client import LanguageClient
 
@@ -153,7 +155,10 @@ async def server_latencies(path: Path, text: str, changes: list[Change], warm_up
     def log(params: types.LogMessageParams) -> None:
         pass  # the server says it cannot watch files for this minimal client: expected here
 
-    await client.start_io(sys.executable, "-m", "precisionlint", "server")
+    source = checkout if checkout is not None else HERE.parent
+    env = {**os.environ, "PYTHONPATH": str(source)}
+    # From the script's folder (python -m puts the working folder first on sys.path: never a checkout's root).
+    await client.start_io(sys.executable, "-m", "precisionlint", "server", env=env, cwd=str(path.parent))
     options = {} if debounce_ms is None else {"debounceMs": debounce_ms}
     await client.initialize_async(types.InitializeParams(
         capabilities=types.ClientCapabilities(), root_uri=path.parent.as_uri(), initialization_options=options))
@@ -241,11 +246,32 @@ def check_command(path: Path, runs: int) -> list[float]:
     return times
 
 
+def report_memory(memory: list[float]) -> float:
+    growth = memory[-1] / memory[0] - 1 if memory[0] else 0.0
+    print("server resident memory after the warm-up, then after each tenth of the changes (MB): "
+          + " ".join(f"{value:.0f}" for value in memory) + f"; growth {growth:+.1%} (target < {GROWTH:.0%})")
+    return growth
+
+
+def report_server_only(name: str, server: list[float], server_cpu: list[float], memory: list[float]) -> bool:
+    """Print one server's numbers; whether it met the targets (p90 over every measured change, the memory at
+    the end against the memory after the warm-up)."""
+    print(f"-- {name}")
+    growth = report_memory(memory)
+    for label, values in (("server: change -> diagnostics", server), ("server: CPU per change", server_cpu)):
+        print(f"{label:<58} median {statistics.median(values):7.1f} ms   p90 {percentile(values, 0.9):7.1f} ms   "
+              f"(n={len(values)})")
+    return percentile(server, 0.9) < P90_MS and growth < GROWTH
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--changes", type=int, default=30)
     parser.add_argument("--debounce-ms", type=float, default=None, help="default: the server's own")
     parser.add_argument("--strict", action="store_true", help="exit 1 when the median misses the target")
+    parser.add_argument("--baseline", type=Path, default=None, metavar="CHECKOUT",
+                        help="with --server-only: first run the server of this checkout of precisionlint (e.g. a "
+                             "worktree of an older commit) on the same changes, for a ratio in one run")
     parser.add_argument("--server-only", action="store_true",
                         help="measure the server alone (no in-process check, parse or check command beside it): "
                              "for long runs, e.g. --changes 2000 for its memory")
@@ -260,28 +286,27 @@ def main() -> int:
         print(f"script: {text.count(chr(10)) + 1} lines; load average {os.getloadavg()[0]:.2f} "
               f"on {os.cpu_count()} cores")
         changes = typing(text, WARM_UP + args.changes, keep_text=not args.server_only)
+        runs: list[tuple[str, tuple[list[float], list[float], list[float]]]] = []
         if args.server_only:
-            server, server_cpu, memory = asyncio.run(server_latencies(path, text, changes, WARM_UP, args.debounce_ms,
-                                                                      lambda change: None))
+            # The baseline first, then this tree, the same changes to the same file, one after the other.
+            for name, checkout in ([("baseline", args.baseline)] if args.baseline else []) + [("this tree", None)]:
+                print(f"{name}: {checkout or HERE.parent}", flush=True)
+                runs.append((name, asyncio.run(server_latencies(path, text, changes, WARM_UP, args.debounce_ms,
+                                                                lambda change: None, checkout))))
         else:
             engine = InProcess(path, changes[:WARM_UP])
-            server, server_cpu, memory = asyncio.run(server_latencies(path, text, changes, WARM_UP,
-                                                                      args.debounce_ms, engine))
+            runs.append(("this tree", asyncio.run(server_latencies(path, text, changes, WARM_UP, args.debounce_ms,
+                                                                   engine))))
             parse = parse_only(changes[WARM_UP:])
             command = check_command(path, 5)
     debounce = "server default" if args.debounce_ms is None else f"{args.debounce_ms:g} ms"
-    growth = memory[-1] / memory[0] - 1 if memory[0] else 0.0
-    print("server resident memory after the warm-up, then after each tenth of the changes (MB): "
-          + " ".join(f"{value:.0f}" for value in memory) + f"; growth {growth:+.1%} (target < {GROWTH:.0%})")
     if args.server_only:
-        for name, values in (("server: change -> diagnostics", server), ("server: CPU per change", server_cpu)):
-            print(f"{name:<58} median {statistics.median(values):7.1f} ms   p90 {percentile(values, 0.9):7.1f} ms   "
-                  f"(n={len(values)})")
-        p90 = percentile(server, 0.9)
-        met = p90 < P90_MS and growth < GROWTH
+        met = [report_server_only(name, *measured) for name, measured in runs][-1]  # this tree's
         print(f"load average after: {os.getloadavg()[0]:.2f}")
-        print(f"target: p90 < {P90_MS:g} ms and memory growth < {GROWTH:.0%}: {'met' if met else 'MISSED'}")
+        print(f"target: p90 < {P90_MS:g} ms and memory growth < {GROWTH:.0%} (this tree): {'met' if met else 'MISSED'}")
         return 1 if args.strict and not met else 0
+    server, server_cpu, memory = runs[0][1]
+    report_memory(memory)
     rows = [
         (f"server: change -> diagnostics (debounce: {debounce})", server),
         ("server: CPU time of the server process per change", server_cpu),

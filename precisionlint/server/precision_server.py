@@ -22,6 +22,7 @@ from precisionlint import __version__
 from precisionlint.core.model import Finding
 from precisionlint.project.model import ProjectModel
 from precisionlint.server.analysis import Analysis, ProjectConfigs, analyse
+from precisionlint.server.collection import Collector
 from precisionlint.server.convert import Positions, diagnostic
 from precisionlint.server.dependencies import Dependencies
 from precisionlint.server.notebooks import cell_of, cell_offset, code_cells, notebook_json
@@ -68,6 +69,7 @@ class PrecisionServer(LanguageServer):
         self.configs = ProjectConfigs()
         self.debounce_s = 0.0
         self.scheduler = Scheduler()
+        self.collector = Collector()  # the cyclic collector around checks (collection.py)
         self.loop: asyncio.AbstractEventLoop | None = None
         self.timers: dict[str, asyncio.TimerHandle] = {}  # uri -> a delayed check (debounceMs only)
         self.shut_down = False
@@ -233,10 +235,13 @@ class PrecisionServer(LanguageServer):
             if analysis.text == snapshot.text:  # an undo, a save of checked text, a request after a check
                 break
         else:
-            analysis = analyse(path, snapshot.text, self.configs, snapshot.language_id)
-            recent = self.recent.setdefault(snapshot.uri, [])
-            recent.append(analysis)
-            del recent[:-RECENT_PER_DOCUMENT]
+            with self.collector.check():
+                analysis = analyse(path, snapshot.text, self.configs, snapshot.language_id)
+                recent = self.recent.setdefault(snapshot.uri, [])
+                recent.append(analysis)
+                del recent[:-RECENT_PER_DOCUMENT]  # freed here, with no collection walking it first
+            if self.collector.sweep_due():  # after the check's diagnostics: in line behind it
+                self.submit(("sweep",), self.collector.sweep)
         self.analyses[snapshot.uri] = analysis
         self.dependencies.record(snapshot.uri, str(path), analysis.reads)
         self.report_configuration(analysis)
