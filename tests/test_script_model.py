@@ -552,6 +552,28 @@ def test_reaching_definitions() -> None:
     assert reached == {11: {8}, 13: set(), 14: {4}}
 
 
+def test_reaching_through_callees_written_after_their_callers() -> None:
+    # train -> forward_loss -> forward, each written before the function it calls: every call reads the returns
+    # of its callee, whatever the order of the definitions
+    model = model_of(
+        """
+        import torch
+        def train(model, x):
+            loss = forward_loss(model, x)
+            loss.backward()
+
+        def forward_loss(model, x):
+            return forward(model, x).sum()
+
+        def forward(model, x):
+            with torch.autocast("cuda"):
+                return model(x)
+        """
+    )
+    reached = {e.span.line: {r.span.line for r in e.reached} for e in model.events}
+    assert reached == {5: {11}}
+
+
 # -- positions ---------------------------------------------------------------------------------------------------------
 
 

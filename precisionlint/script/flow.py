@@ -32,6 +32,9 @@ def run_flow(model: ScriptModel) -> None:
         return
     analysis = FileAnalysis(model)
     bodies = _function_bodies(model)
+    if not analysis.shared:
+        _one_round(analysis, bodies)
+        return
     if model.all_regions:
         # A first round learns which functions return autocast outputs, so that callers see it in the next.
         for scope, body in bodies:
@@ -51,6 +54,21 @@ def run_flow(model: ScriptModel) -> None:
         returned = function.run()
         if returned:
             analysis.returns[id(scope)] = returned
+
+
+def _one_round(analysis: FileAnalysis, bodies: list[tuple[Scope, list[ast.stmt]]]) -> None:
+    """Where no scaler is shared between functions, nothing one function does reaches another but the autocast
+    outputs it returns: each function runs once, callees first, so that every call reads its callee's returns
+    (two rounds in file order ran every function twice, and still missed a chain of callers written before
+    their callees)."""
+    if analysis.model.all_regions:
+        bodies = _callees_first(analysis, bodies)
+    for scope, body in bodies:
+        function = FunctionFlow(analysis, scope, body)
+        if function.worth_running():
+            returned = function.run()
+            if returned:
+                analysis.returns[id(scope)] = returned
 
 
 # -- across functions --------------------------------------------------------------------------------------------
@@ -129,6 +147,13 @@ def _summarize(analysis: FileAnalysis, bodies: list[tuple[Scope, list[ast.stmt]]
         summary = {k: v for k, v in summary.items() if any(v[st] != {st} for st in v)}
         if summary:
             analysis.summaries[function_id] = summary
+
+
+def _callees_first(
+    analysis: FileAnalysis, bodies: list[tuple[Scope, list[ast.stmt]]]
+) -> list[tuple[Scope, list[ast.stmt]]]:
+    by_id = {id(scope): (scope, body) for scope, body in bodies}
+    return [by_id[i] for i in _postorder(analysis, bodies)]
 
 
 def _callers_first(
