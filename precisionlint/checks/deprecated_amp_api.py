@@ -67,7 +67,7 @@ from typing import TYPE_CHECKING
 
 from precisionlint.checks import CheckContext
 from precisionlint.core.model import Finding, Fix, Severity, Span
-from precisionlint.sources.python_index import all_statements, lines_holding, walk_on_lines
+from precisionlint.sources.python_index import all_statements, lines_holding, walk, walk_on_lines
 
 if TYPE_CHECKING:
     from precisionlint.project.versions import Version, VersionRange
@@ -207,27 +207,29 @@ def _typing_only(pronoun: str) -> str:
 
 
 class _Annotations:
-    """The nodes inside the annotations of a module (parameters, returns, annotated assignments), found when
-    first asked by walking the statements (annotations belong to statements), and the reads of the names asked
-    about anywhere, found by walking only the statements on lines where one of those names is written."""
+    """Which reads of the names asked about lie inside annotations (parameters, returns, annotated assignments).
+    The reads are found by walking only the statements on lines where one of those names is written, and only the
+    annotations that span one of those lines are walked: most files read the deprecated names outside any
+    annotation, and walking every annotation of a typed module cost more than the rest of the rule."""
 
     def __init__(self, tree: object, text: str) -> None:
         self.tree = tree
         self.text = text
-        self.nodes: set[int] | None = None
-        self.read: set[str] = set()  # names read inside annotations
+        self.annotations: list[ast.expr] | None = None
         self.loads: dict[tuple[str, ...], list[ast.Name]] = {}
 
-    def _index(self) -> set[int]:
-        if self.nodes is None:
-            self.nodes = set()
-            if isinstance(self.tree, ast.AST):
-                for annotation in _annotations_of(self.tree):
-                    for inner in ast.walk(annotation):
-                        self.nodes.add(id(inner))
-                        if isinstance(inner, ast.Name) and isinstance(inner.ctx, ast.Load):
-                            self.read.add(inner.id)
-        return self.nodes
+    def _inside(self, uses: list[ast.Name]) -> set[int]:
+        """The nodes of the annotations written on the lines of `uses` (a read inside an annotation lies within
+        the annotation's lines)."""
+        if self.annotations is None:
+            self.annotations = list(_annotations_of(self.tree)) if isinstance(self.tree, ast.AST) else []
+        lines = {use.lineno for use in uses}
+        nodes: set[int] = set()
+        for annotation in self.annotations:
+            first, last = annotation.lineno, annotation.end_lineno or annotation.lineno
+            if any(first <= line <= last for line in lines):
+                nodes.update(id(inner) for inner in walk(annotation))
+        return nodes
 
     def _loads(self, names: list[str]) -> list[ast.Name]:
         """Every read of one of `names` in the file (any scope)."""
@@ -244,17 +246,20 @@ class _Annotations:
 
     def read_outside_annotations(self, names: list[str]) -> bool:
         """Whether the file reads one of these names outside annotations (any scope)."""
-        nodes = self._index()
-        return any(id(node) not in nodes for node in self._loads(names))
+        uses = self._loads(names)
+        if not uses:
+            return False
+        inside = self._inside(uses)
+        return any(id(node) not in inside for node in uses)
 
     def only_in_annotations(self, names: list[str]) -> bool:
         """Whether the file reads these names, and only inside annotations (any scope: a shadowing local is
         counted too, which can only keep the finding a warning)."""
-        nodes = self._index()
-        if not any(name in self.read for name in names):
-            return False  # read nowhere, or only outside annotations: most files, without the whole walk
         uses = self._loads(names)
-        return bool(uses) and all(id(node) in nodes for node in uses)
+        if not uses:
+            return False
+        inside = self._inside(uses)
+        return all(id(node) in inside for node in uses)
 
 
 def _annotations_of(tree: ast.AST) -> Iterator[ast.expr]:
