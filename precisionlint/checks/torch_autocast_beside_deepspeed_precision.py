@@ -120,10 +120,13 @@ def _python_dicts(ctx: CheckContext) -> Iterator[Finding]:
     import ast
 
     from precisionlint.sources.positions import node_span
+    from precisionlint.sources.python_index import lines_holding, walk_on_lines
 
-    if "deepspeed" not in ctx.document.text or not isinstance(ctx.document.tree, ast.Module):
+    text = ctx.document.text
+    if "deepspeed" not in text or "torch_autocast" not in text or not isinstance(ctx.document.tree, ast.Module):
         return
-    for node in ast.walk(ctx.document.tree):
+    # only the statements on lines where a `torch_autocast` key is written can hold such a dict
+    for node in walk_on_lines(ctx.document.tree, lines_holding(text, ("torch_autocast",))):
         if not isinstance(node, ast.Dict):
             continue
         blocks = {key.value: value for key, value in zip(node.keys, node.values, strict=True)
