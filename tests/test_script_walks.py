@@ -171,3 +171,41 @@ def test_a_call_that_names_none_of_the_files_defs_is_not_resolved(monkeypatch: p
              for c in calls}
     assert {name for name, f in found.items() if f is not None} == {"step_3", "self.helper"}
     assert lookups[0] == 1  # step_3's; self.helper is found through the method's class
+
+
+def test_the_flow_analysis_runs_each_function_once_and_skips_what_no_call_can_read(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """With no GradScaler shared between functions, each function that matters runs once (callees first), and
+    a function with no event of its own that no call of the file names is not run at all: what it returns is
+    all its run would give, and nothing reads it (a Lightning `forward`, a `validate` called by the framework).
+    A called one still runs, and its caller sees the autocast output it returns."""
+    from precisionlint.core.model import Document
+    from precisionlint.script import flow_function
+    from precisionlint.script.build import build_script_model
+
+    text = (
+        "import torch\n"
+        "def train(model, x, scaler, optimizer):\n"
+        "    loss = predict(model, x).sum()\n"
+        "    scaler.scale(loss).backward()\n"
+        "    scaler.step(optimizer)\n"
+        "    scaler.update()\n"
+        "def predict(model, x):\n"
+        "    with torch.autocast('cuda'):\n"
+        "        return model(x)\n"
+        "def validate(model, x):\n"
+        "    with torch.autocast('cuda'):\n"
+        "        return model(x).mean()\n"
+    )
+    runs: list[str] = []
+    run = flow_function.FunctionFlow.run
+
+    def counting(self: flow_function.FunctionFlow) -> frozenset[int]:
+        runs.append(self.scope.name)
+        return run(self)
+
+    monkeypatch.setattr(flow_function.FunctionFlow, "run", counting)
+    model = build_script_model(Document("train.py", text, "python", tree=ast.parse(text)))
+    assert sorted(runs) == ["predict", "train"]
+    (backward,) = [e for e in model.events if e.kind == "scaled_backward"]
+    assert [r.span.line for r in backward.reached] == [8]

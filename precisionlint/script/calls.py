@@ -116,7 +116,13 @@ class CallRecorder(ConstructionRecorder):
                     )
                 )
             self._tf32(node, name)
-        self.generic_visit(node)
+        # generic_visit for an attribute's one child, inline: a third of the collector's visits are attributes,
+        # most of them `self.x` or `x.shape`, whose value is a name it does not look at
+        value = node.value
+        kind = type(value)
+        if kind in self._inert or (kind is ast.Name and self._names is not None and value.id not in self._names):  # type: ignore[attr-defined]
+            return
+        self.visit(value)
 
     def _tf32(self, node: ast.Attribute, name: str) -> None:
         kind = None
@@ -153,20 +159,29 @@ class CallRecorder(ConstructionRecorder):
         self.func_calls[id(func)] = node
         kind = type(func)
         last = func.attr if kind is ast.Attribute else func.id if kind is ast.Name else None  # type: ignore[attr-defined]
+        if last is not None:
+            self.model.call_names.add(last)
         if last is not None and "scaler" in last.lower() and dotted(func) is not None:
             # timm's NativeScaler, `loss_scaler(loss, optimizer, clip_grad=...)`: a GradScaler behind a wrapper
             self.model.scaler_wrapper_calls.append(self.positions.span(node))
         called = self.resolver.function_for(func, self.scope)
         if called is not None:
             self.model.calls.setdefault(id(self.scope), set()).add(id(called))
-        wraps = last is not None and _MASTER_WRAPPER.search(last) is not None
+        # (the pattern ends in "optimizer": a name that does not is not searched)
+        wraps = last is not None and last[-9:].lower() == "optimizer" and _MASTER_WRAPPER.search(last) is not None
         for argument in [*node.args, *[k.value for k in node.keywords]]:
             if isinstance(argument, (ast.Name, ast.Attribute)):
                 self.passed.append((argument, self.scope))
                 if wraps:
                     self.wrapped_later.append((argument, self.scope))
         self.call_stack.append(node)
-        self.generic_visit(node)
+        # generic_visit inline (the callee, the arguments, the keywords' values, in that order), with its filter
+        visit, inert, names = self.visit, self._inert, self._names
+        for child in (func, *node.args, *[keyword.value for keyword in node.keywords]):
+            kind = type(child)
+            if kind in inert or (kind is ast.Name and names is not None and child.id not in names):  # type: ignore[attr-defined]
+                continue
+            visit(child)
         self.call_stack.pop()
         self._classify(node)
 

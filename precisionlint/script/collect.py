@@ -312,7 +312,13 @@ class _Collector(CallRecorder):
             if owner is None:
                 owner = scalers[event.scaler] = GradScalerInfo(event.scaler, event.scaler_text or event.scaler)
             owner.events.append(event)
-        passed = {self.resolver.ref_key(argument, scope) for argument, scope in self.passed} if scalers else set()
+        passed: set[str | None] = set()
+        if scalers:
+            # a variable's key ends in its own last name (Resolver.ref_key): only the arguments named like a scaler
+            # can be one (most arguments of most calls are not: their keys were a tenth of the collector)
+            ends = {key.replace(":", ".").rsplit(".", 1)[-1] for key in scalers}
+            passed = {self.resolver.ref_key(argument, scope) for argument, scope in self.passed
+                      if (argument.id if type(argument) is ast.Name else getattr(argument, "attr", None)) in ends}
         if self.wrapped_later:
             wrapped = {self.resolver.ref_key(argument, scope) for argument, scope in self.wrapped_later}
             for optimizer in self.model.optimizers:

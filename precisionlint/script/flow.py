@@ -61,9 +61,15 @@ def _one_round(analysis: FileAnalysis, bodies: list[tuple[Scope, list[ast.stmt]]
     outputs it returns: each function runs once, callees first, so that every call reads its callee's returns
     (two rounds in file order ran every function twice, and still missed a chain of callers written before
     their callees)."""
-    if analysis.model.all_regions:
+    model = analysis.model
+    if model.all_regions:
         bodies = _callees_first(analysis, bodies)
     for scope, body in bodies:
+        if id(scope) not in analysis.scopes_with_events and (scope.kind == "module" or scope.name not in
+                                                             model.call_names):
+            # with no event of its own, a function's run yields only what it returns, and no call in the file
+            # can read that (a module returns nothing; a def named by no call is called by none)
+            continue
         function = FunctionFlow(analysis, scope, body)
         if function.worth_running():
             returned = function.run()

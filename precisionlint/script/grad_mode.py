@@ -42,18 +42,28 @@ def _use_without_grad(model: ScriptModel, use: RegionUse) -> bool:
 
 def _quiet_withs(function: ast.AST) -> set[int]:
     """The `with` statements of `function`'s own body (not of nested functions or classes) that disable
-    autograd themselves or lie inside one that does."""
+    autograd themselves or lie inside one that does. Only statement lists are followed (a `with` is a statement,
+    never inside an expression): walking every child of every statement was a sixth of the flow analysis."""
     found: set[int] = set()
-    stack: list[tuple[ast.AST, bool]] = [(child, False) for child in ast.iter_child_nodes(function)]
+    body = getattr(function, "body", None)
+    if type(body) is not list:  # a lambda's body is an expression
+        return found
+    stack: list[tuple[ast.stmt, bool]] = [(statement, False) for statement in body]
     while stack:
         node, quiet = stack.pop()
-        if isinstance(node, _SCOPES) or not isinstance(node, (ast.stmt, ast.excepthandler, ast.match_case)):
+        if isinstance(node, _SCOPES):
             continue
         if isinstance(node, (ast.With, ast.AsyncWith)):
             quiet = quiet or any(_disables_grad(item.context_expr) for item in node.items)
             if quiet:
                 found.add(id(node))
-        stack.extend((child, quiet) for child in ast.iter_child_nodes(node))
+        for field in ("body", "orelse", "finalbody"):
+            block = getattr(node, field, None)
+            if type(block) is list:
+                stack.extend((child, quiet) for child in block)
+        for field in ("handlers", "cases"):  # an except clause's or a match case's body
+            for part in getattr(node, field, None) or ():
+                stack.extend((child, quiet) for child in part.body)
     return found
 
 

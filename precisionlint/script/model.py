@@ -455,6 +455,9 @@ class ScriptModel(Record):
         self._exit_branches: dict[tuple[int, int], Any] = {}
         # id(function node) -> ids of its `with` statements that run without autograd (script.grad_mode)
         self.quiet_withs: dict[int, set[int]] = {}
+        # the last name of every call's callee (`f` of `f(x)` and of `self.f(x)`): a def named by none of them is
+        # called by nothing in the file (Resolver.function_for resolves a call only to a def of its last name)
+        self.call_names: set[str] = set()
 
     def release(self) -> None:
         """Break this model's reference cycles (scopes and their parents, regions and their uses, the document
