@@ -384,8 +384,9 @@ ONE_FILE_PATHS = {
              "_known_bugs"))},
     ),
     "one.toml": (
-        {"tomllib", "precisionlint.frameworks.registry", f"{_RULES}legacy_precision_value"},
-        {"precisionlint.script", "precisionlint.values",
+        {"precisionlint.sources.toml_source", "precisionlint.frameworks.registry", f"{_RULES}legacy_precision_value"},
+        # A plain config is read without tomllib (sources.toml_plain), nor the datetime module it imports.
+        {"tomllib", "tomlkit", "datetime", "precisionlint.script", "precisionlint.values",
          *(_RULES + name for name in (
              "conflicting_precision", "static_loss_scale", "rl_actor_rollout_dtype_mismatch",
              "fp16_on_bf16_checkpoint", "autocast_around_deepspeed_engine", "scaler_with_half_params",

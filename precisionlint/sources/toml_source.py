@@ -14,6 +14,7 @@ from typing import Any
 from precisionlint.core.model import Document
 from precisionlint.core.patterns import lazy_pattern
 from precisionlint.sources import LimitError, Limits, SourceError
+from precisionlint.sources.toml_plain import parse_plain
 from precisionlint.sources.tree import Entry, Node, NodeBudget, whole_line_range
 
 _BARE_KEY = lazy_pattern(globals(), "_BARE_KEY", r"[A-Za-z0-9_-]+")
@@ -25,6 +26,9 @@ _TOMLLIB_POSITION = lazy_pattern(globals(), "_TOMLLIB_POSITION", r" \(at line (\
 
 
 def _parse(text: str) -> dict[str, Any]:
+    plain = parse_plain(text)  # most configs: without importing tomllib (toml_plain.py says why)
+    if plain is not None:
+        return plain
     try:
         import tomllib
     except ImportError:  # Python 3.10
