@@ -139,7 +139,7 @@ class FunctionFlow:
                     elif isinstance(node, (ast.AnnAssign, ast.AugAssign)) and node.value is not None:
                         feed(feeds, [node.target], node.value, facts)
                     elif isinstance(node, ast.Return) and node.value is not None:
-                        wanted.update(read_names(node.value, facts))
+                        wanted.update(facts.of(node.value)[0])
                 found |= here
             return found
 
@@ -159,7 +159,7 @@ class FunctionFlow:
             return
         for event in self.own_events:
             if event.loss is not None:
-                wanted.update(read_names(event.loss, facts))
+                wanted.update(facts.of(event.loss)[0])
         pending = list(wanted)
         while pending:
             for source in feeds.get(pending.pop(), ()):

@@ -7,7 +7,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Callable
 
-from precisionlint.script.flow_names import ExpressionFacts, reads_and_deferred, strip_not
+from precisionlint.script.flow_names import ExpressionFacts, strip_not
 
 _FOREVER = 1 << 60
 _STATEMENT_LISTS = ("body", "orelse", "finalbody")
@@ -24,6 +24,7 @@ def liveness(
     def, class or lambda counts forever (it may run any time later). Iterative, so a 3,000-branch elif chain
     does not recurse 3,000 deep.
     Returns (id(statement) -> last position inside it, name -> last read, test -> last evaluation)."""
+    facts = facts or ExpressionFacts()
     ends: dict[int, int] = {}
     reads: list[tuple[str, int, ast.stmt | None]] = []  # (name, position, outermost enclosing loop)
     tests: list[tuple[str, int, ast.stmt | None]] = []
@@ -38,7 +39,7 @@ def liveness(
         counter += 1
         stack.append((False, node, loop))
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            reads.extend((name, _FOREVER, None) for name in reads_and_deferred(node, facts)[0])
+            reads.extend((name, _FOREVER, None) for name in facts.of(node)[0])
             continue
         inner = loop if loop is not None else node if isinstance(node, (ast.For, ast.AsyncFor, ast.While)) else None
         children: list[ast.stmt] = []
@@ -59,7 +60,7 @@ def liveness(
             elif isinstance(value, list):
                 headers.extend(v for v in value if isinstance(v, ast.AST))
         for header in headers:
-            names, deferred = reads_and_deferred(header, facts)
+            names, deferred, _ = facts.of(header)
             at = _FOREVER if deferred else position
             reads.extend((name, at, inner) for name in names)
         if isinstance(node, ast.If) and tracked:

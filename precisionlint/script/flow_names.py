@@ -40,28 +40,50 @@ class ExpressionFacts:
     def of(self, node: ast.AST) -> tuple[frozenset[str], bool, tuple[ast.Call, ...]]:
         found = self._known.get(id(node))
         if found is None:
-            names = set()
+            names: set[str] = set()
             deferred = False
             calls = []
-            Name, Attribute, Lambda, Call = ast.Name, ast.Attribute, ast.Lambda, ast.Call
-            for child in walk(node):
+            Name, Attribute, Lambda, Call, AST = ast.Name, ast.Attribute, ast.Lambda, ast.Call, ast.AST
+            fields_of = _FIELDS
+            # walk(node)'s breadth-first order, but a Name/Attribute chain (`self.model.encoder`) is read whole:
+            # its inner attributes and its name would only give the prefixes of its text, added here
+            queue: list[ast.AST] = [node]
+            index = 0
+            while index < len(queue):
+                child = queue[index]
+                index += 1
                 kind = type(child)
-                if kind is Name or kind is Attribute:
+                if kind is Name:
+                    names.add(child.id)  # type: ignore[attr-defined]
+                    continue
+                if kind is Attribute:
                     text = dotted(child)  # type: ignore[arg-type]
                     if text:
                         names.add(text)
+                        cut = text.rfind(".")
+                        while cut != -1:
+                            text = text[:cut]
+                            names.add(text)
+                            cut = text.rfind(".")
+                        continue
                 elif kind is Lambda:
                     deferred = True
                 elif kind is Call:
                     calls.append(child)
+                fields = fields_of.get(kind)
+                if fields is None:
+                    fields = fields_of[kind] = kind._fields
+                for field in fields:
+                    value = getattr(child, field, None)
+                    if isinstance(value, AST):
+                        queue.append(value)
+                    elif isinstance(value, list):
+                        queue.extend(item for item in value if isinstance(item, AST))
             found = self._known[id(node)] = (frozenset(names), deferred, tuple(calls))  # type: ignore[arg-type]
         return found
 
 
-def reads_and_deferred(node: ast.AST, facts: ExpressionFacts | None = None) -> tuple[set[str], bool]:
-    """The names and attribute chains `node` mentions, and whether it holds a lambda (code that runs later)."""
-    names, deferred, _ = (facts or ExpressionFacts()).of(node)
-    return set(names), deferred
+_FIELDS: dict[type, tuple[str, ...]] = {}
 
 
 def strip_not(test: ast.expr) -> tuple[ast.expr, bool]:
@@ -106,6 +128,6 @@ def feed(
     written: set[str] = set()
     for target in targets:
         target_names(target, written, written)
-    read = read_names(value, facts)
+    read = (facts or ExpressionFacts()).of(value)[0]
     for name in written:
         feeds.setdefault(name, set()).update(read)
