@@ -287,3 +287,30 @@ async def test_only_the_newest_version_is_published_when_changes_come_faster_tha
     assert versions[-1] == 7
     assert versions == sorted(versions)
     assert len(versions) <= 2, versions
+
+
+async def test_typing_inside_lines_of_a_script_gives_what_check_says_at_each_version(
+        client: LanguageClient, project: Path) -> None:
+    # The server parses again only the top-level statements a change touched (the line count unchanged): each
+    # version's diagnostics, a syntax error included, are those of `check` on that text saved.
+    helper = ("\n\ndef evaluate(model, loader):\n    with torch.no_grad():\n"
+              "        return [model(x) for x, _ in loader]\n")
+    text = CLIP_SCRIPT + helper
+    clip = "        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)\n"
+    versions = [
+        text.replace(clip, clip.replace("1.0)", "1.0")),  # an open bracket: a syntax error
+        text.replace(clip, clip.replace("1.0)", "2.0)")),  # closed again
+        text.replace(clip, "        scaler.unscale_(optimizer); " + clip.lstrip()),  # unscaled first: no finding
+        text.replace(clip, clip.rstrip("\n") + "  # clip\n").replace("[model(x)", "[model(x).float()"),
+        text.replace("def evaluate(model, loader):", "def evaluate(model, loader) -> list:"),
+    ]
+    path = project / "train.py"
+    uri = open_document(client, path, text)
+    await diagnostics_where(client, uri, lambda d: len(d) == 1)
+    for version, new in enumerate(versions, start=2):
+        assert new != text and new.count("\n") == text.count("\n")
+        change_document(client, uri, new, version)
+        await diagnostics_where(client, uri,
+                                lambda d, v=version: client.published[-1].version == v)  # type: ignore[attr-defined]
+        path.write_text(new, encoding="utf-8")
+        assert_same_as_check(client.diagnostics[uri], path)

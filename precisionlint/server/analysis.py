@@ -14,12 +14,13 @@ A configuration that cannot be used is reported once and the defaults apply, so 
 
 from __future__ import annotations
 
+import ast
 import gc
 import os
 import re
 from collections.abc import Sequence
 from pathlib import Path
-from typing import NamedTuple, cast
+from typing import TYPE_CHECKING, NamedTuple, cast
 
 from precisionlint.checks import Rule
 from precisionlint.core.model import Document, Edit, Finding, Fix, Format, SourceFile
@@ -28,6 +29,9 @@ from precisionlint.engine.options import EngineOptions
 from precisionlint.engine.results import FileResult
 from precisionlint.run.config import CONFIG_NAMES, Config, ConfigError, UsageError, load_config
 from precisionlint.sources import Limits, format_of
+
+if TYPE_CHECKING:
+    from precisionlint.sources.python_source import Reparse
 
 # PEP 263: a coding cookie must stay on the first or second line, above any directive we add.
 _CODING = re.compile(r"^[ \t\f]*#.*?coding[:=][ \t]*[-\w.]+")
@@ -237,11 +241,34 @@ def _release_model(document: Document | None) -> None:
             gc.enable()
 
 
-def analyse(path: Path, text: str, configs: ProjectConfigs, language_id: str | None = None) -> Analysis:
-    """What `check PATH` would report if `text` were saved at `path`."""
+def _reparser(previous: Analysis | None) -> Reparse | None:
+    """What gives a Python buffer's tree from its previous check's tree (server/reparse.py), if it has one."""
+    document = previous.document if previous is not None else None
+    if document is None or document.format != "python" or not isinstance(document.tree, ast.Module):
+        return None
+    old_path, old_text, old_tree = document.path, document.text, document.tree
+
+    def reparse(path: str, text: str) -> ast.Module | None:
+        if path != old_path:  # another file the check reads (a linked script): parsed as always
+            return None
+        from precisionlint.server.reparse import reparsed
+
+        try:
+            return reparsed(old_text, old_tree, text)
+        except Exception:  # a bug here must not cost the check: the whole parse decides
+            return None
+
+    return reparse
+
+
+def analyse(path: Path, text: str, configs: ProjectConfigs, language_id: str | None = None,
+            previous: Analysis | None = None) -> Analysis:
+    """What `check PATH` would report if `text` were saved at `path`. `previous`: the last check of the same
+    buffer, whose tree spares parsing again the statements an edit did not touch."""
     from precisionlint.project.model import current
     from precisionlint.run.discover import matches_any
     from precisionlint.run.runner import ignored_codes
+    from precisionlint.sources.python_source import offer_texts_to
 
     fmt = format_for(path, language_id)
     if fmt is None or fmt not in SERVED_FORMATS:
@@ -254,8 +281,12 @@ def analyse(path: Path, text: str, configs: ProjectConfigs, language_id: str | N
     # Shown as `check` run from the working directory shows it (the server starts in the workspace root):
     # the project model finds a file's project and linked files from this path.
     display = display_path(path, Path.cwd())
-    with current().recording() as reads:
-        result = check_text(SourceFile(str(path), display, fmt), text, settings.options)
+    offered = offer_texts_to(_reparser(previous))
+    try:
+        with current().recording() as reads:
+            result = check_text(SourceFile(str(path), display, fmt), text, settings.options)
+    finally:
+        offer_texts_to(offered)
     _release_model(result.document)
     ignored = frozenset(ignored_codes(str(path), config))
     findings = sorted((f for f in result.findings if f.code not in ignored), key=Finding.sort_key)

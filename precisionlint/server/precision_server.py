@@ -236,7 +236,8 @@ class PrecisionServer(LanguageServer):
                 break
         else:
             with self.collector.check():
-                analysis = analyse(path, snapshot.text, self.configs, snapshot.language_id)
+                analysis = analyse(path, snapshot.text, self.configs, snapshot.language_id,
+                                   previous=self.analyses.get(snapshot.uri))
                 recent = self.recent.setdefault(snapshot.uri, [])
                 recent.append(analysis)
                 del recent[:-RECENT_PER_DOCUMENT]  # freed here, with no collection walking it first

@@ -11,17 +11,36 @@ from __future__ import annotations
 import ast
 import sys
 import warnings
+from typing import TYPE_CHECKING
 
 from precisionlint.core.model import Document
 from precisionlint.sources import LimitError, Limits, NewerSyntaxError, NotCheckable, SourceError
 from precisionlint.sources.positions import use_universal_newlines
 
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    Reparse = Callable[[str, str], ast.Module | None]
+
 _DATABRICKS = "# Databricks notebook source"
+# The language server knows the tree of a buffer's previous text: given (path, text), this gives the tree of `text`
+# from it, parsing again only the statements an edit touched, or None (server/reparse.py). Asked inside the
+# engine's guards (time limit, recursion), as the parse it replaces.
+_reparse: Reparse | None = None
+
+
+def offer_texts_to(reparse: Reparse | None) -> Reparse | None:
+    """From now on, offer each Python text to `reparse` first (None: to none); returns the one it replaces."""
+    global _reparse
+    previous, _reparse = _reparse, reparse
+    return previous
 
 
 def load(path: str, text: str, limits: Limits, tree: ast.Module | None = None) -> Document:
     """`tree`, when given, is `text` already parsed (a notebook's program, parsed whole to see that its cells
     parse alone)."""
+    if tree is None and _reparse is not None:
+        tree = _reparse(path, text)
     try:
         if tree is None:
             with warnings.catch_warnings():
