@@ -4,18 +4,19 @@ the edit touched.
 Typing changes one line at a time, yet parsing a 2,000-line script again is about 17 ms, a third of a change's
 check. Python's grammar makes a module a sequence of top-level statements, each starting at column 0 of a line
 with the tokenizer in its plain state (no open bracket, string or line continuation, no indentation); what
-follows one statement does not change how it parses. So when an edit stays inside lines that top-level
-statements own (the line count unchanged), the statements before and after the edited ones are the previous
-tree's, and only the text from the end of the last untouched statement before the edit to the start of the first
-untouched one after it is parsed, as a module of its own, at its own line numbers (blank lines in front of it:
-the columns are unchanged, since it starts at a line's start).
+follows one statement does not change how it parses. So the statements before the edited ones are the previous
+tree's, and so are those after them when the line count is unchanged (typing within lines; otherwise their line
+numbers change, and the rest of the text is parsed again); only the text from the end of the last untouched
+statement before the edit to the start of the first untouched one after it (or the end) is parsed, as a module
+of its own, at its own line numbers (blank lines in front of it: the columns are unchanged, since it starts at a
+line's start).
 
 The result is the tree `ast.parse` gives for the new text, node for node (tests/test_server_reparse.py compares
 them on edits of real files). Anything this reasoning does not cover gives None, and the caller parses the whole
-text as before: a change of the line count, a carriage return anywhere (lines counted differently), a statement
-sharing a line with another across the border (`a = 1; b = 2`), a line continuation at a border, a future
-import in the parsed part (or `barry_as_FLUFL` anywhere, which changes how `<>` parses), and any failure to
-parse the part (a syntax error is then reported by the whole parse, with its own message and position).
+text as before: a carriage return anywhere (lines counted differently), a statement sharing a line with another
+across the border (`a = 1; b = 2`), a line continuation at a border, a future import in the parsed part (or
+`barry_as_FLUFL` anywhere, which changes how `<>` parses), and any failure to parse the part (a syntax error is
+then reported by the whole parse, with its own message and position).
 
 The new tree shares the untouched statements' nodes with the previous one: nothing in precisionlint changes a
 node after parsing (tests/test_server_reparse.py checks that a check leaves a tree as it was).
@@ -93,22 +94,25 @@ def reparsed(old_text: str, old_tree: ast.Module, new_text: str) -> ast.Module |
     can tell (see the module's docstring)."""
     if not old_tree.body or "\r" in new_text or "\r" in old_text or "barry_as_FLUFL" in new_text:
         return None
-    if old_text.count("\n") != new_text.count("\n"):
-        return None
     prefix = _common_prefix(old_text, new_text)
     if prefix == len(old_text) == len(new_text):
         return None  # the same text: the caller's own business
-    suffix = _common_suffix(old_text, new_text, min(len(old_text), len(new_text)) - prefix)
     first_changed = old_text.count("\n", 0, prefix) + 1
-    last_changed = old_text.count("\n", 0, len(old_text) - suffix) + 1  # the same line numbers in new_text
     body = old_tree.body
-    # The statements kept: those that end before the first changed line, and those that start after the last.
+    # The statements kept: those that end before the first changed line, and, when the line count is the same,
+    # those that start after the last one (with lines added or removed, their line numbers would change: the
+    # rest of the text is parsed again).
     before = 0
     while before < len(body) and _last_line(body[before]) < first_changed:
         before += 1
     after = len(body)
-    while after > before and _first_line(body[after - 1]) > last_changed:
-        after -= 1
+    if old_text.count("\n") == new_text.count("\n"):
+        suffix = _common_suffix(old_text, new_text, min(len(old_text), len(new_text)) - prefix)
+        last_changed = old_text.count("\n", 0, len(old_text) - suffix) + 1  # the same line numbers in new_text
+        while after > before and _first_line(body[after - 1]) > last_changed:
+            after -= 1
+    elif not before:
+        return None  # the whole text: the caller's parse
     # The part parsed again: from the line after the last statement kept before (or the first line) to the line
     # before the first statement kept after (or the last line).
     previous_end = _last_line(body[before - 1]) if before else 0
