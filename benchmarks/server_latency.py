@@ -44,6 +44,13 @@ Measured (2-core machine shared with other work; `python benchmarks/server_laten
     time is the hand-offs between the client, the server's reader, protocol and check threads, each of which
     waits for a core on a loaded machine; on an idle run (load 1.9) it was +7.6 ms (server median 84.1 ms).
     Last run, load 2.7: server median 88.9 ms, p90 180.9 ms, 80 ms CPU; check in process 76.3 ms, 74.1 ms CPU.
+  the server parsing again only the top-level statements an edit touched (server/reparse.py: ast.parse of the
+  whole buffer was ~20 of ~51 ms per change in process), `--changes 2000 --server-only --baseline` 279215d in the
+  same run, load 6.5 -> 9.8 (a shared machine at its busiest):
+    279215d: median 157.8 ms, p90 264.4 ms, CPU per change 80 ms, memory 71 -> 74 MB (+4.5%)
+    this:    median  63.8 ms, p90 106.8 ms, CPU per change 40 ms, memory 54 -> 56 MB (+2.5%)
+    In process at load ~1 the worker's CPU per change is ~28 ms (was ~55), of which the script model's collector
+    is ~60%: under load, p90 is that CPU stretched by the other processes' share of the two cores.
 """
 
 from __future__ import annotations
