@@ -11,6 +11,7 @@ from precisionlint.script.flow_names import ExpressionFacts, strip_not
 
 _FOREVER = 1 << 60
 _STATEMENT_LISTS = ("body", "orelse", "finalbody")
+_FIELDS: dict[type, tuple[str, ...]] = {}
 
 
 def liveness(
@@ -44,7 +45,14 @@ def liveness(
         inner = loop if loop is not None else node if isinstance(node, (ast.For, ast.AsyncFor, ast.While)) else None
         children: list[ast.stmt] = []
         headers: list[ast.AST] = []
-        for field_name, value in ast.iter_fields(node):
+        kind = type(node)
+        fields = _FIELDS.get(kind)
+        if fields is None:
+            fields = _FIELDS[kind] = kind._fields
+        for field_name in fields:  # ast.iter_fields without its generator
+            value = getattr(node, field_name, None)
+            if value is None:
+                continue
             if field_name in _STATEMENT_LISTS and isinstance(value, list):
                 children.extend(value)
             elif field_name == "handlers":
