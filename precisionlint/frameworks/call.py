@@ -2,7 +2,7 @@
 (frameworks.python_calls, through the generated calls_catalog.py): it sits here, apart from base.py's config types,
 so that checking a script imports none of those."""
 
-from __future__ import annotations
+# No `from __future__ import annotations`: this module's NamedTuples are made at every start (core/model.py says why).
 
 from typing import NamedTuple
 

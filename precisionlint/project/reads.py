@@ -3,7 +3,7 @@ and the folders whose files are never a project's readers: shared by project/con
 of launch lines (project/launch_configs.py, project/lightning_cli.py). And one launch line that starts a script
 (project/launched.py), as the project model keeps them."""
 
-from __future__ import annotations
+# No `from __future__ import annotations`: this module's NamedTuples are made at every start (core/model.py says why).
 
 import os
 from typing import TYPE_CHECKING, NamedTuple
@@ -34,7 +34,7 @@ class LaunchLine(NamedTuple):
     """One launch line of a project's shell script that starts a script (project/launched.py)."""
 
     path: str  # the shell script, as findings show paths
-    launch: Launch
+    launch: "Launch"
 
 
 SKIPPED_FOLDERS = frozenset({".git", ".hg", ".svn", "node_modules", "__pycache__", "site-packages", ".tox",

@@ -15,7 +15,7 @@ comparison, whose order is not the versions' order, a flag computed elsewhere) i
 compatibility fallback.
 """
 
-from __future__ import annotations
+# No `from __future__ import annotations`: this module's NamedTuples are made at every start (core/model.py says why).
 
 import ast
 from typing import NamedTuple

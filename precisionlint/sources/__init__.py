@@ -4,7 +4,7 @@ frameworks above read the canonical settings off the tree, frameworks/documents.
 Parsers are imported lazily, so checking a TOML file never imports ruamel.yaml and vice versa.
 """
 
-from __future__ import annotations
+# No `from __future__ import annotations`: this module's NamedTuples are made at every start (core/model.py says why).
 
 from typing import NamedTuple
 
