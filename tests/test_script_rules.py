@@ -163,6 +163,35 @@ def test_deprecated_name_only_in_annotations_is_a_note() -> None:
     assert finding.severity is Severity.INFO  # autocast is imported but never read: the rest only annotates
 
 
+def test_only_the_annotations_that_may_name_a_deprecated_import_are_walked(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Whether a deprecated name is read only in annotations is decided from the annotations written on the
+    lines of its reads: a file's other annotations (hundreds in a typed library) are not walked. The answers are
+    the whole walk's (the note, and the warning once the name is also called)."""
+    import ast
+
+    import precisionlint.checks.deprecated_amp_api as rule
+
+    walked: list[ast.AST] = []
+    real_walk = rule.walk
+
+    def counting_walk(node: ast.AST) -> list[ast.AST]:
+        walked.append(node)
+        return real_walk(node)
+
+    monkeypatch.setattr(rule, "walk", counting_walk)
+    monkeypatch.setattr(ast, "walk", counting_walk)
+    typed = "".join(f"def helper_{i}(x: int, y: 'list[str]') -> dict:\n    return {{}}\n" for i in range(200))
+    annotated = ("import torch\nfrom torch.cuda.amp.grad_scaler import GradScaler\n" + typed
+                 + "def step(loss, scaler: GradScaler | None = None) -> None:\n    pass\n")
+    (finding,) = run("PL207", annotated)
+    assert finding.severity is Severity.INFO and "only in type annotations" in finding.described()
+    assert len(walked) <= 3, len(walked)  # the one parameter's annotation (and the return's), not 600
+    walked.clear()
+    (finding,) = run("PL207", annotated + "scaler = GradScaler()\n")
+    assert finding.severity is Severity.WARNING
+    assert len(walked) <= 3, len(walked)
+
+
 def test_qlora_notebook_with_a_processor_and_a_later_inference_load_is_information() -> None:
     # the model the Trainer trains is the 4-bit load before it; the processor and the float32 reload for inference
     # after training do not make the fp16 finding a warning (TRL's grpo_qwen3_vl notebook)
