@@ -44,7 +44,7 @@ WINDOW_BYTES = 2 << 20
 _HEADER = 8  # bytes of a frame's length, before its pickled payload
 _READ = 1 << 20
 
-Work = Callable[[list[tuple[int, "SourceFile", "bytes | None"]]], list[tuple[int, "FileResult"]]]
+Work = Callable[[list[tuple[int, "SourceFile", "bytes | None"]]], list[tuple[int, "FileResult | None"]]]
 
 
 class _Arena:

@@ -135,8 +135,14 @@ def check_all(
     def link_key(inode: tuple[int, int], source: SourceFile) -> tuple[Any, ...]:
         portable = context_key.portable(source) if context_key is not None else ""
         return (*inode, file_name(source), source.format, folder_words(source.display), portable)
-    by_identity: dict[str, int] = {}  # analysis identity -> the index whose analysis it is
-    analysed: dict[int, str] = {}  # index -> identity, for the files analysed in this run (to be cached)
+    # A short digest of each analysis identity -> the index whose analysis it is. Not the identity itself: it holds
+    # the context key, a kilobyte or more (the project's pin files with their stat, the folder, the run's configs).
+    by_identity: dict[bytes, int] = {}
+    analysed: dict[int, str] = {}  # index -> identity, for the files analysed in this run (only to be cached)
+    # The result of every file with nothing to report (most of a tree: the prefilter's skips, clean analyses): one
+    # shared object each, not one per file (its display is never read: the caller pairs results with `sources`).
+    nothing = FileResult("", [])
+    skipped = FileResult("", [], skipped=True)
     copies: list[tuple[int, int]] = []  # (index, index whose result it shares)
     read_with: dict[int, tuple[os.stat_result, str, bool, bool]] = {}  # index -> (stat, digest, flags) as read
     digest_of: dict[int, str] = {}  # index -> the digest of the content analysed (only when `digests` is given)
@@ -156,21 +162,21 @@ def check_all(
             if known is not None:
                 known_digest, known_holds, known_names_others = known
                 if options.prefilter and not known_holds:
-                    results[index] = FileResult(source.display, [], skipped=True)
+                    results[index] = skipped
                     tick(1)
                     continue
                 context = context_key.key(source, known_names_others) if context_key is not None else ""
                 identity = identity_of(source, known_digest, context)
                 if digests is not None:
                     digest_of[index] = known_digest
-                first = by_identity.get(identity)
+                first = by_identity.get(_short(identity))
                 if first is not None:
                     copies.append((index, first))
                     continue
                 cached = cache.get(identity, source.display)  # type: ignore[union-attr]
                 if cached is not None:
-                    by_identity[identity] = index
-                    results[index] = cached
+                    by_identity[_short(identity)] = index
+                    results[index] = _shared(cached, nothing)
                     tick(1)
                     continue
                 missed = identity  # analysed with other settings or context: read and analyse it below
@@ -215,26 +221,29 @@ def check_all(
             read_with[index] = (opened[0], digest, holds, names_others)
             files.record(source.fs_path, opened[0], digest, holds, names_others)
         if options.prefilter and not holds:
-            results[index] = FileResult(source.display, [], skipped=True)
+            results[index] = skipped
         else:
             context = context_key.key(source, names_others) if context_key is not None else ""
             digest = digest or content_digest(data)
             identity = identity_of(source, digest, context)
             if digests is not None:
                 digest_of[index] = digest
-            first = by_identity.setdefault(identity, index)
+            first = by_identity.setdefault(_short(identity), index)
             if first != index:
                 copies.append((index, first))  # a copy of content already seen: analysed once
                 continue
             cached = cache.get(identity, source.display) if cache is not None and identity != missed else None
             if cached is not None:
-                results[index] = cached
+                results[index] = _shared(cached, nothing)
             elif not poolable:  # no pool can be used: check it now, while its bytes are at hand
-                analysed[index] = identity
-                results[index] = result = check_bytes(source.display, data, source.format, options)
+                if cache is not None:
+                    analysed[index] = identity
+                result = check_bytes(source.display, data, source.format, options)
                 release(result)  # a run keeps findings, not thousands of parsed trees
+                results[index] = _shared(result, nothing)
             else:
-                analysed[index] = identity
+                if cache is not None:
+                    analysed[index] = identity
                 pending.append((index, len(data)))
                 data_of[index] = data
                 pending_bytes += len(data)
@@ -254,10 +263,15 @@ def check_all(
         pool.submit_rest(undone, MIN_CHUNK_BYTES, CHUNK_BYTES)
         undone = pool.collect(results, tick)  # what a dead worker left undone, if anything
     for index, held in undone:
-        results[index] = _check_one(sources[index], options, held)
+        results[index] = _shared(_check_one(sources[index], options, held), nothing)
         tick(1)
+    if pool is not None:  # the workers send None for a result with nothing to report (_work)
+        results = [nothing if result is None else result for result in results]
     for index, first in copies:
-        results[index] = relocate(results[first], sources[index].display)  # type: ignore[arg-type]
+        shared = results[first]
+        if shared is not nothing and shared is not skipped:
+            shared = relocate(shared, sources[index].display)  # type: ignore[arg-type]
+        results[index] = shared
         if first in digest_of:
             digest_of[index] = digest_of[first]  # the same content (an identity) or the same file (a link)
         tick(1)
@@ -274,6 +288,24 @@ def check_all(
 
 def _no_progress(count: int) -> None:
     pass
+
+
+def _short(identity: str) -> bytes:
+    """16 bytes that stand for an analysis identity within one run (BLAKE2b, as the content digests)."""
+    try:
+        from _blake2 import blake2b
+    except ModuleNotFoundError:  # pragma: no cover - an interpreter built without it
+        from hashlib import blake2b
+    return blake2b(identity.encode("utf-8", "surrogateescape"), digest_size=16).digest()
+
+
+def _plain(result: FileResult) -> bool:
+    """Whether a result says nothing but that the file was checked: no finding, no flag."""
+    return not result.findings and not result.internal_error and not result.unread
+
+
+def _shared(result: FileResult, nothing: FileResult) -> FileResult:
+    return nothing if _plain(result) else result
 
 
 def _folder(source: SourceFile) -> str:
@@ -310,10 +342,11 @@ def _check_one(source: SourceFile, options: EngineOptions, data: bytes | None = 
     return result
 
 
-def _work(chunk: list[tuple[int, SourceFile, bytes | None]]) -> list[tuple[int, FileResult]]:
-    out = []
+def _work(chunk: list[tuple[int, SourceFile, bytes | None]]) -> list[tuple[int, FileResult | None]]:
+    out: list[tuple[int, FileResult | None]] = []
     for index, source, data in chunk:
-        out.append((index, _check_one(source, _WORKER_OPTIONS, data)))  # findings travel back, not parsed trees
+        result = _check_one(source, _WORKER_OPTIONS, data)  # findings travel back, not parsed trees
+        out.append((index, None if _plain(result) else result))  # None: nothing to report (the most common)
     return out
 
 

@@ -1,0 +1,66 @@
+"""What a whole-tree run holds per file in the process that reads the files: it must not grow with the tree
+beyond the file list itself (the findings aside)."""
+
+from __future__ import annotations
+
+import tracemalloc
+from pathlib import Path
+
+from precisionlint.checks import all_rules
+from precisionlint.core.model import SourceFile
+from precisionlint.engine.options import EngineOptions
+from precisionlint.run.parallel import check_all
+
+_CLEAN = "import torch\nx = torch.float16\n# {index}\n"  # read past the prefilter, analysed, nothing to report
+_SKIPPED = "x = {index}\n"  # the prefilter rejects it
+
+
+def _tree(folder: Path, count: int) -> list[SourceFile]:
+    sources = []
+    for index in range(count):
+        for name, text in ((f"clean{index}.py", _CLEAN), (f"plain{index}.py", _SKIPPED)):
+            path = folder / name
+            path.write_text(text.format(index=index))
+            sources.append(SourceFile(str(path), name, "python"))
+    return sources
+
+
+def test_files_with_nothing_to_report_share_one_result(tmp_path: Path) -> None:
+    sources = _tree(tmp_path, 12)
+    results = check_all(sources, EngineOptions(all_rules()), 1)
+    assert all(not result.findings for result in results)
+    clean = {id(result) for source, result in zip(sources, results, strict=True) if "clean" in source.display}
+    skipped = {id(result) for source, result in zip(sources, results, strict=True) if "plain" in source.display}
+    assert len(clean) == 1  # one object for the run, not one per file
+    assert len(skipped) == 1
+    assert clean != skipped
+
+
+class _LongKey:
+    """The context key of a project with many pin files: about 8 kB for every file."""
+
+    def portable(self, source: SourceFile) -> str:
+        return "p" * 8000
+
+    def reads_folder(self, source: SourceFile, data: bytes) -> bool:
+        return False
+
+    def key(self, source: SourceFile, reads_folder: bool) -> str:
+        return "k" * 8000 + source.fs_path  # a string of its own for each file, as a folder's key is
+
+    def stat(self, fs_path: str) -> None:
+        return None
+
+
+def test_the_run_does_not_keep_each_files_context_key(tmp_path: Path) -> None:
+    sources = _tree(tmp_path, 150)
+    options = EngineOptions(all_rules(), context_key=_LongKey())
+    check_all(sources[:4], options, 1)  # imports and first-use tables, not measured
+    tracemalloc.start()
+    try:
+        check_all(sources, options, 1)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    # 150 analysed files: their identities (each with its 8 kB key) held to the end would be 1.2 MB.
+    assert peak < 600_000
