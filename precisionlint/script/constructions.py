@@ -39,6 +39,8 @@ class ConstructionRecorder(WalkState):
 
     def bind_constructions(self, targets: list[ast.expr], value: ast.expr) -> None:
         """Name the objects built on the right: a GradScaler, an optimizer, a model cast to half."""
+        if not (self.scaler_ctors or self.optimizers or self.cast_calls):
+            return  # nothing built yet that an assignment could name (most assignments of most files)
         if not any(self._constructs(call) for call, _ in _value_calls(value)):
             return
         refs = [r for r in (self.ref(t) for t in targets) if r is not None]
