@@ -194,10 +194,15 @@ def execute(values: dict[str, Any]) -> int:
     except BrokenPipeError:
         raise  # the reader went away (`| head`): nothing to say to anyone
     except OSError as exc:  # a full disk, /dev/full, a closed descriptor
-        from precisionlint.core.streams import describe, discard_stdout
+        import errno
+
+        from precisionlint.core.streams import describe, discard_stdout, write_error
 
         discard_stdout()
-        error(f"cannot write the report to standard output: {describe(exc)}")
+        if exc.errno == errno.ENOMEM:  # a memory limit met while writing: said as wherever else it is met
+            write_error(OUT_OF_MEMORY)
+        else:
+            error(f"cannot write the report to standard output: {describe(exc)}")
         return EXIT_ERROR
     if code is not None:
         return code
