@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from precisionlint.checks import all_rules
 from precisionlint.engine.check import check_bytes, estimated_memory
 from precisionlint.engine.options import EngineOptions
@@ -86,3 +88,22 @@ def test_a_python_file_no_pass_would_parse_is_not_reported_over_the_limit() -> N
     assert result.findings == []
     [finding] = check_bytes("dense.py", DENSE, "python", options).findings
     assert finding.code == "PL003"
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="RLIMIT_AS as Linux enforces it")
+def test_a_system_error_under_an_address_space_limit_is_running_out_of_memory() -> None:
+    """CPython's "error return without exception set" is what a shared library that cannot be mapped under
+    `ulimit -v` may leave, far below the limit once the mapping is undone: it is reported as the limit's doing,
+    while without a limit it is a bug like any other."""
+    code = (
+        "import resource, sys\n"
+        "from precisionlint.core.memory import ran_out_of_memory\n"
+        "error = SystemError('error return without exception set')\n"
+        "hard = resource.getrlimit(resource.RLIMIT_AS)[1]\n"
+        "resource.setrlimit(resource.RLIMIT_AS, (hard, hard))\n"
+        "before = ran_out_of_memory(error) if hard == resource.RLIM_INFINITY else False\n"
+        "resource.setrlimit(resource.RLIMIT_AS, (64 << 30 if hard == resource.RLIM_INFINITY else hard, hard))\n"
+        "print(before, ran_out_of_memory(error), ran_out_of_memory(ValueError('a bug')))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.split() == ["False", "True", "False"]

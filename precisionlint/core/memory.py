@@ -7,9 +7,12 @@ steps of 128 kB (CPython 3.11, Linux):
 - ImportError "libz.so.1: failed to map segment from shared object" when an extension module is loaded;
 - SystemError "<built-in function compile> returned NULL without setting an exception" and ValueError "field
   'target' is required for AnnAssign" while a module is compiled on import (CPython's compiler loses the
-  MemoryError on its way out).
-The first two say so themselves. The others are told by the process itself: it runs under an address-space
-limit and its address space is close to it. Each of these is reported as running out of memory, with the
+  MemoryError on its way out);
+- SystemError "error return without exception set" when a shared library cannot be mapped on first import (at
+  20 MB, a third of the runs: the failed mapping is larger than the margin below).
+The first two say so themselves; a SystemError is CPython's own failure, which under an address-space limit is
+the limit's doing. The others are told by the process itself: it runs under an address-space limit and its
+address space is close to it. Each of these is reported as running out of memory, with the
 limit to raise, never as a bug in precisionlint.
 """
 
@@ -34,7 +37,23 @@ def ran_out_of_memory(exc: BaseException) -> bool:
     if isinstance(exc, ImportError) and any(
             words in str(exc) for words in ("failed to map segment", "Cannot allocate memory")):
         return True
+    if isinstance(exc, SystemError) and _address_space_limited():
+        # CPython's own failure: a C function that failed without saying why ("error return without exception
+        # set"). Under an address-space limit that is the limit's doing, however far below it the process is
+        # again: the mapping that failed (a shared library's, loaded on first import) can be larger than _NEAR.
+        return True
     return near_the_limit()
+
+
+def _address_space_limited() -> bool:
+    if not sys.platform.startswith("linux"):
+        return False
+    try:
+        import resource
+
+        return resource.getrlimit(resource.RLIMIT_AS)[0] != resource.RLIM_INFINITY
+    except (OSError, ValueError, ImportError, MemoryError):
+        return False
 
 
 def near_the_limit() -> bool:

@@ -66,7 +66,15 @@ def load(path: str, text: str, limits: Limits, tree: ast.Module | None = None) -
         raise SourceError(f"syntax error: {message}", exc.lineno or 1, exc.offset or 1) from None
     except ValueError as exc:  # e.g. source code string cannot contain null bytes
         raise SourceError(f"cannot parse: {exc}") from None
-    except (RecursionError, MemoryError):  # CPython's parser reports a too-deep expression as MemoryError
+    except RecursionError:
+        raise LimitError("nesting too deep to parse") from None
+    except MemoryError:
+        # CPython's parser reports a too-deep expression as a MemoryError; a process whose memory limit is met
+        # while it parses gets one too, and that is reported as running out of memory (engine.check)
+        from precisionlint.core.memory import near_the_limit
+
+        if near_the_limit():
+            raise
         raise LimitError("nesting too deep to parse") from None
     document = Document(path=path, text=text, format="python", tree=tree)
     use_universal_newlines(document)  # ast counts a lone \r as a line end
