@@ -361,6 +361,7 @@ ONE_FILE_NEVER = {
     "subprocess", "click", "yaml", "ruamel", "torch", "precisionlint.cli.commands", "precisionlint.run.fork_pool",
     "precisionlint.run.cache", "precisionlint.output.json", "precisionlint.output.sarif", "precisionlint.fix",
     "precisionlint.advise", "precisionlint.hardware", "precisionlint.server",
+    "signal",  # its enums: the interpreter's _signal has the functions (core/signals.py)
 }
 _RULES = "precisionlint.checks."
 # Per file: what it needs (proof that it was checked as it should be), and what it must not import: the modules of

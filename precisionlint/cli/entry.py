@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import gc
 import os
-import signal  # at import, not in main(): a signal that lands while main() imports it would print a traceback
 import sys
 
 from precisionlint.core.memory import ran_out_of_memory  # at import: importing it when memory runs out may fail
+
+# At import, not in main(): a signal that lands while main() imports it would print a traceback.
+from precisionlint.core.signals import signal
 
 
 def _stop_quietly(signum: int, frame: object) -> None:

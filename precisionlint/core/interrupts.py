@@ -16,11 +16,12 @@ behind.
 from __future__ import annotations
 
 import os
-import signal
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
+
+from precisionlint.core.signals import signal  # the signal module's functions, without its enums
 
 EXIT_SIGINT = 128 + 2
 EXIT_SIGTERM = 128 + 15

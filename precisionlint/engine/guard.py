@@ -62,7 +62,7 @@ class Guard:
         # A CPU-time timer (ITIMER_VIRTUAL, SIGVTALRM): unaffected by a loaded machine or a suspended laptop,
         # and a signal that nothing else in a linter's process uses. Only where it is free: POSIX, the main
         # thread, and no handler installed by someone else (a host program embedding the engine).
-        import signal
+        from precisionlint.core.signals import signal
 
         if not hasattr(signal, "setitimer") or not hasattr(signal, "SIGVTALRM"):
             return
@@ -84,7 +84,7 @@ class Guard:
         """Undo enter(); idempotent, so that it can be finished if the timer interrupts it."""
         if self.timed:
             _TIMER_STATE["armed"] = False  # first: from here on the handler does nothing
-            import signal
+            from precisionlint.core.signals import signal
 
             signal.setitimer(signal.ITIMER_VIRTUAL, 0, 0)
             signal.signal(signal.SIGVTALRM, self.old_handler if self.old_handler is not None else signal.SIG_DFL)
