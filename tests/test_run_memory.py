@@ -64,3 +64,30 @@ def test_the_run_does_not_keep_each_files_context_key(tmp_path: Path) -> None:
         tracemalloc.stop()
     # 150 analysed files: their identities (each with its 8 kB key) held to the end would be 1.2 MB.
     assert peak < 600_000
+
+
+def test_a_folders_listing_is_kept_small_with_names_shared_between_folders(tmp_path: Path) -> None:
+    """Every process of a run keeps the listing of each folder it meets (the project around its files)."""
+    import sys
+
+    from precisionlint.project.model import ProjectModel
+
+    model = ProjectModel()
+    for name in ("a", "b"):
+        folder = tmp_path / name
+        folder.mkdir()
+        for file_name in ("__init__.py", "train.py", "requirements.txt", "setup.py"):
+            (folder / file_name).write_text("x = 1\n")
+    wide = tmp_path / "wide"
+    wide.mkdir()
+    for index in range(40):
+        (wide / f"m{index}.py").write_text("x = 1\n")
+    a, b = model.directory(str(tmp_path / "a")), model.directory(str(tmp_path / "b"))
+    first = next(name for name in a.names if name == "__init__.py")
+    again = next(name for name in b.names if name == "__init__.py")
+    assert first is again  # one string for the name in every folder
+    assert sys.getsizeof(a.names) < sys.getsizeof(frozenset(a.names)) / 2
+    # Read as before: the boundary, the pin files.
+    assert a.boundary
+    assert a.pin_files() == ["setup.py", "requirements.txt"]
+    assert "m7.py" in model.directory(str(wide)).names and "m40.py" not in model.directory(str(wide)).names

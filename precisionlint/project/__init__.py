@@ -18,8 +18,9 @@ precisionlint.toml) replaces them. Unknown stays unknown: `version()` is None.
 from __future__ import annotations
 
 import os
+import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from typing import TYPE_CHECKING
 
 from precisionlint.core.patterns import lazy_pattern
@@ -46,6 +47,19 @@ _PIN_FILES = ("pyproject.toml", "setup.py", "setup.cfg", "environment.yml", "env
 _CONFIG_FILES = (".precisionlint.toml", "precisionlint.toml")
 
 
+# A listing of more names than this is kept as a frozenset (looked up by hash); a shorter one as a tuple.
+_SET_FROM = 32
+
+
+def _listing(names: list[str]) -> Collection[str]:
+    """A directory's names as kept for the run: a run (every worker too) keeps one for each folder it meets, and
+    a frozenset's table costs several times a tuple's, so a short listing is a tuple (looked up by scanning it)
+    of interned names, which recur in folder after folder (`__init__.py`, `utils.py`, `config.yaml`)."""
+    if len(names) > _SET_FROM:
+        return frozenset(names)
+    return tuple(map(sys.intern, names))
+
+
 class Directory:
     """What one directory declares itself. Listed when first met; its pin files are read only when a rule
     first asks for a version."""
@@ -59,9 +73,9 @@ class Directory:
         self._pins: Pins | None = None
         self._targets: Pins = {}  # [tool.precisionlint] target-versions
         try:
-            self.names = frozenset(os.listdir(path))
+            self.names = _listing(os.listdir(path))
         except OSError:
-            self.names = frozenset()
+            self.names = ()
         self.boundary = any(name in self.names for name in _BOUNDARY_FILES) or ".git" in self.names
         self._wide_files: list[str] | None = None
         self._wide_pins: Pins | None = None

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Collection
 
 from precisionlint.project.pin_files import PROJECT_PIN_FOLDERS, dockerfiles, other_pin_files, requirement_files
 
@@ -35,7 +36,7 @@ def _declares(names: frozenset[str]) -> bool:
         requirement_files(names) or dockerfiles(names) or other_pin_files(names))
 
 
-def candidate_packages(path: str, names: frozenset[str]) -> list[str]:
+def candidate_packages(path: str, names: Collection[str]) -> list[str]:
     """The folders directly inside `path` whose names can be imported, that hold Python code of their own (a
     module or a package's __init__.py at their top) and a pin file."""
     found = []
@@ -54,7 +55,7 @@ def candidate_packages(path: str, names: frozenset[str]) -> list[str]:
     return found
 
 
-def imported_packages(path: str, names: frozenset[str]) -> list[str]:
+def imported_packages(path: str, names: Collection[str]) -> list[str]:
     """The candidate_packages of `path` that a Python file of `path` (outside that package) imports by its name:
     `import ImageBind.data`, `from ImageBind.models import ...`."""
     candidates = candidate_packages(path, names)
