@@ -314,3 +314,28 @@ async def test_typing_inside_lines_of_a_script_gives_what_check_says_at_each_ver
                                 lambda d, v=version: client.published[-1].version == v)  # type: ignore[attr-defined]
         path.write_text(new, encoding="utf-8")
         assert_same_as_check(client.diagnostics[uri], path)
+
+
+async def test_saving_an_import_of_an_in_project_package_applies_its_pins(client: LanguageClient,
+                                                                          project: Path) -> None:
+    # app/ImageBind keeps its own requirements (torch==1.13.0): they count for the files of app/ once one of them
+    # imports it, as read from the disk (project.vendored). Typing the import changes nothing on the disk (and the
+    # server does not read app/'s files again at each keystroke); saving it does.
+    package = project / "app" / "ImageBind"
+    package.mkdir(parents=True)
+    (package / "requirements.txt").write_text("torch==1.13.0\n")
+    (package / "__init__.py").write_text("")
+    text = "import torch\n\nwith torch.cuda.amp.autocast():\n    pass\n"
+    path = project / "app" / "train.py"
+    uri = open_document(client, path, text)
+    [found] = await diagnostics_where(client, uri, lambda d: len(d) == 1)
+    assert found.severity == types.DiagnosticSeverity.Warning
+    importing = text.replace("\n\n", "\nfrom ImageBind import models\n", 1)
+    change_document(client, uri, importing, 2)
+    await diagnostics_where(client, uri, lambda d: client.published[-1].version == 2)  # type: ignore[attr-defined]
+    path.write_text(importing, encoding="utf-8")
+    client.text_document_did_save(types.DidSaveTextDocumentParams(text_document=types.TextDocumentIdentifier(uri=uri)))
+    [found] = await diagnostics_where(client, uri, lambda d: len(d) == 1
+                                      and d[0].severity == types.DiagnosticSeverity.Information)
+    assert "does not warn yet" in found.message
+    assert_same_as_check([found], path)

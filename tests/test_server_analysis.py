@@ -342,3 +342,56 @@ def test_no_collection_walks_what_a_check_left_alive(project: Path) -> None:
         assert gone() is None  # superseded: freed by reference counting, frozen or not
     finally:
         gc.unfreeze()
+
+
+def test_a_keystroke_outside_import_lines_does_not_read_the_folders_files_again(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The in-project packages a folder's code imports are read from the disk (project.vendored: up to 400 files
+    per folder): the server forgets them when the file is saved or its import lines change, not at every
+    keystroke of the buffer."""
+    from precisionlint.project import model, vendored
+    from precisionlint.server.precision_server import PrecisionServer, Snapshot
+
+    (tmp_path / ".git").mkdir()
+    package = tmp_path / "app" / "ImageBind"
+    package.mkdir(parents=True)
+    (package / "requirements.txt").write_text("torch==1.13.0\n")
+    (package / "__init__.py").write_text("")
+    path = tmp_path / "app" / "train.py"
+    text = "import torch\nfrom ImageBind import models\nwith torch.cuda.amp.autocast():\n    pass\n"
+    path.write_text(text, encoding="utf-8")
+    reads: list[str] = []
+    real_imported_packages = vendored.imported_packages
+
+    def counting(folder: str, names: frozenset[str]) -> list[str]:
+        reads.append(folder)
+        return real_imported_packages(folder, names)
+
+    monkeypatch.setattr(vendored, "imported_packages", counting)
+    monkeypatch.setattr(model, "_CURRENT", [])
+    monkeypatch.chdir(tmp_path)
+    server = PrecisionServer()
+    server.project_model.tops = (str(tmp_path),)
+    model.use(server.project_model)
+    uri, real = path.as_uri(), str(path.resolve())
+
+    def keystroke(version: int, new: str) -> str:
+        snapshot = Snapshot(uri, version, new, "python")
+        server.forget_changes(snapshot, real)
+        analysis = server.analyse(snapshot)
+        assert analysis is not None
+        [finding] = analysis.findings
+        return finding.described()
+
+    assert "does not warn yet" in keystroke(1, text)
+    read_at_open = len(reads)
+    assert read_at_open >= 1
+    for version in range(2, 6):  # typing in the with block: the same import lines
+        assert "does not warn yet" in keystroke(version, text.replace("pass", "pass" + "  # x" * version))
+    assert len(reads) == read_at_open
+    keystroke(6, text.replace("from ImageBind import models", "from ImageBind import data"))
+    assert len(reads) > read_at_open  # an import line changed: read again
+    read_before_save = len(reads)
+    server.saved.add(real)  # didSave
+    keystroke(7, text.replace("from ImageBind import models", "from ImageBind import data"))
+    assert len(reads) > read_before_save

@@ -202,18 +202,19 @@ class ProjectModel:
         self.launch_lines.clear()
         self.accelerators.clear()
 
-    def forget_file(self, path: str) -> None:
+    def forget_file(self, path: str, imports: bool = True) -> None:
         """Forget what was learnt from one file whose content changed (on disk or in an editor's buffer): the
         linked document read from it; for a launcher, the launch lines (the scripts it starts read their options
-        afresh); for a Python file, the in-project packages the folders above it import (project.vendored); for a
-        pin file, the pins of its directory and the projects built on them. Everything else stays warm (a file
-        created or deleted changes directory listings: use forget())."""
+        afresh); for a Python file, the in-project packages the folders above it import (project.vendored; not
+        with `imports` False: the caller knows that the file's import lines are as they were); for a pin file,
+        the pins of its directory and the projects built on them. Everything else stays warm (a file created or
+        deleted changes directory listings: use forget())."""
         self.linked.pop(os.path.realpath(path), None)
         self.linked.pop(os.path.abspath(path), None)
         if path.endswith((".sh", ".bash")):
             self.launch_lines.clear()
         folder = os.path.dirname(os.path.abspath(path))
-        if path.endswith(".py"):
+        if path.endswith(".py") and imports:
             from precisionlint.project.vendored import DEPTH
 
             # Its imports may add or drop an in-project package whose pins count for the folders above it.

@@ -182,6 +182,8 @@ def _register_documents(server: PrecisionServer) -> None:
         if path is not None and is_config_file(path):
             ls.submit(("reload",), lambda: ls.recheck_everything(reload=True))
             return
+        if path is not None:
+            ls.saved.add(os.path.realpath(path))  # what was learnt from its text on the disk is forgotten
         ls.check_soon(uri)  # usually answered from the analysis of the same text
 
     @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
@@ -200,6 +202,7 @@ def _register_documents(server: PrecisionServer) -> None:
             ls.analyses.pop(uri, None)
             ls.recent.pop(uri, None)
             ls.placements.pop(uri, None)
+            ls.import_lines.pop(uri, None)
             ls.publish(uri, None, [], always=True)
             if real is not None and text is not None and _differs_from_disk(real, text):
                 ls.project_model.forget_file(real)  # the documents that read it read the disk again

@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import re
 import threading
 import traceback
 from collections.abc import Callable, Hashable
@@ -32,6 +33,8 @@ from precisionlint.server.scheduler import Scheduler
 logger = logging.getLogger(__name__)
 
 RECENT_PER_DOCUMENT = 4
+# Every line that can import a package (project.vendored matches such lines against the folders' package names).
+_IMPORT_LINE = re.compile(r"^[ \t]*(?:from|import)[ \t].*$", re.MULTILINE)
 # Jupyter notebooks, whatever the cells' language (check reads every code cell as Python).
 NOTEBOOK_SYNC = types.NotebookDocumentSyncOptions(
     notebook_selector=[types.NotebookDocumentFilterWithCells(
@@ -87,6 +90,11 @@ class PrecisionServer(LanguageServer):
         # version place them once (for a notebook's JSON text, one reading of its strings).
         self.placements: dict[str, tuple[Analysis, str, list[Placed]]] = {}
         self.dependencies = Dependencies()
+        # Project state read from the disk that a buffer's keystroke does not change (project.vendored reads the
+        # folder's Python files from the disk): forgotten when the file is saved (real paths saved since their
+        # last check: the protocol thread adds, the worker takes) or when its import lines change.
+        self.saved: set[str] = set()
+        self.import_lines: dict[str, list[str]] = {}  # uri -> the import lines of its last checked text
         # What the checks learnt of the projects on disk (pins, links, linked files, config readers, launch
         # lines), reading an open file from its buffer: `check` learns it once per run; the server keeps it warm
         # and forgets what a change touches. Made the current one when the client initializes
@@ -216,8 +224,7 @@ class PrecisionServer(LanguageServer):
     def run_check(self, snapshot: Snapshot, changed_file: str | None = None, always: bool = True) -> None:
         """Check one open document and publish its diagnostics (`always`: even if they did not change)."""
         try:
-            if changed_file is not None:
-                self.project_model.forget_file(changed_file)  # before anything reads it again, its own check too
+            self.forget_changes(snapshot, changed_file)  # before anything reads it again, its own check too
             if not self.stale(snapshot):  # a newer version is in line: checking this one helps nobody
                 analysis = self.analyse(snapshot)
                 if analysis is not None and not self.stale(snapshot):
@@ -226,6 +233,29 @@ class PrecisionServer(LanguageServer):
             self.internal_error(f"checking {snapshot.uri}", exc)
         if changed_file is not None:
             self.recheck_dependents(changed_file, skip=snapshot.uri)
+
+    def forget_changes(self, snapshot: Snapshot, changed_file: str | None) -> None:
+        """What the project model learnt from the document's file, forgotten when its text changed
+        (`changed_file`) or it was saved; the in-project packages its folders import (read from the disk) only
+        when it was saved or its import lines changed (a file changed on the disk, reloaded by the editor), not at
+        every keystroke: on a repository with such packages that re-read costs several milliseconds a change."""
+        path = path_of(snapshot.uri)
+        real = os.path.realpath(path) if path is not None else None
+        saved = False
+        if real is not None and real in self.saved:
+            self.saved.discard(real)
+            saved = True
+        imports = True
+        if real is not None and real.endswith(".py"):
+            lines = _IMPORT_LINE.findall(snapshot.text)
+            imports = self.import_lines.get(snapshot.uri) != lines
+            self.import_lines[snapshot.uri] = lines
+        if changed_file is not None:
+            self.project_model.forget_file(changed_file, imports=imports or saved)
+        elif saved and real is not None:
+            self.project_model.forget_file(real)
+        if saved:
+            self.recent.pop(snapshot.uri, None)  # checked with what the disk held before
 
     def analyse(self, snapshot: Snapshot) -> Analysis | None:
         path = path_of(snapshot.uri)
