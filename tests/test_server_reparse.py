@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from precisionlint.server.analysis import ProjectConfigs, analyse
-from precisionlint.server.reparse import reparsed
+from precisionlint.server.reparse import _IMPORT_LINE, import_lines_differ, reparsed
 
 ROOT = Path(__file__).resolve().parent.parent
 # What typing inserts, among it what changes how the lines around it parse: brackets, quotes, a line
@@ -166,3 +166,25 @@ def test_a_check_leaves_the_tree_it_read_as_parsed(tmp_path: Path) -> None:
     assert dump(tree) == dump(ast.parse(text))
     for node in ast.walk(tree):
         assert set(vars(node)) <= {*node._fields, *node._attributes}, type(node).__name__
+
+
+def test_import_lines_compared_on_the_edited_lines_only_as_on_the_whole_texts() -> None:
+    rng = random.Random(7)
+    files = sorted((ROOT / "precisionlint").rglob("*.py"))
+    rng.shuffle(files)
+    changed = 0
+    for path in files[:40]:
+        text = path.read_text(encoding="utf-8")
+        for _ in range(20):
+            new = edit(text, rng)
+            if rng.random() < 0.2:  # an import line typed or broken
+                lines = new.split("\n")
+                at = rng.randrange(len(lines))
+                lines[at] = rng.choice(["import os", "from x import y", "  from", "\timport", "fromage = 1"])
+                new = "\n".join(lines)
+            whole = _IMPORT_LINE.findall(text) != _IMPORT_LINE.findall(new)
+            assert import_lines_differ(text, new) is whole, path
+            changed += whole
+            text = new
+    assert changed > 20
+    assert import_lines_differ(None, "x = 1\n") and not import_lines_differ("x = 1\n", "x = 1\n")

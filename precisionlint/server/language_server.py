@@ -202,7 +202,7 @@ def _register_documents(server: PrecisionServer) -> None:
             ls.analyses.pop(uri, None)
             ls.recent.pop(uri, None)
             ls.placements.pop(uri, None)
-            ls.import_lines.pop(uri, None)
+            ls.forgotten_at.pop(uri, None)
             ls.publish(uri, None, [], always=True)
             if real is not None and text is not None and _differs_from_disk(real, text):
                 ls.project_model.forget_file(real)  # the documents that read it read the disk again

@@ -8,7 +8,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-import re
 import threading
 import traceback
 from collections.abc import Callable, Hashable
@@ -28,13 +27,12 @@ from precisionlint.server.convert import Positions, diagnostic
 from precisionlint.server.dependencies import Dependencies
 from precisionlint.server.notebooks import cell_of, cell_offset, code_cells, notebook_json
 from precisionlint.server.related import RelatedPlaces, wants_related
+from precisionlint.server.reparse import import_lines_differ
 from precisionlint.server.scheduler import Scheduler
 
 logger = logging.getLogger(__name__)
 
 RECENT_PER_DOCUMENT = 4
-# Every line that can import a package (project.vendored matches such lines against the folders' package names).
-_IMPORT_LINE = re.compile(r"^[ \t]*(?:from|import)[ \t].*$", re.MULTILINE)
 # Jupyter notebooks, whatever the cells' language (check reads every code cell as Python).
 NOTEBOOK_SYNC = types.NotebookDocumentSyncOptions(
     notebook_selector=[types.NotebookDocumentFilterWithCells(
@@ -94,7 +92,7 @@ class PrecisionServer(LanguageServer):
         # folder's Python files from the disk): forgotten when the file is saved (real paths saved since their
         # last check: the protocol thread adds, the worker takes) or when its import lines change.
         self.saved: set[str] = set()
-        self.import_lines: dict[str, list[str]] = {}  # uri -> the import lines of its last checked text
+        self.forgotten_at: dict[str, str] = {}  # uri -> the text of its last check (import lines compared with it)
         # What the checks learnt of the projects on disk (pins, links, linked files, config readers, launch
         # lines), reading an open file from its buffer: `check` learns it once per run; the server keeps it warm
         # and forgets what a change touches. Made the current one when the client initializes
@@ -247,9 +245,8 @@ class PrecisionServer(LanguageServer):
             saved = True
         imports = True
         if real is not None and real.endswith(".py"):
-            lines = _IMPORT_LINE.findall(snapshot.text)
-            imports = self.import_lines.get(snapshot.uri) != lines
-            self.import_lines[snapshot.uri] = lines
+            imports = import_lines_differ(self.forgotten_at.get(snapshot.uri), snapshot.text)
+            self.forgotten_at[snapshot.uri] = snapshot.text
         if changed_file is not None:
             self.project_model.forget_file(changed_file, imports=imports or saved)
         elif saved and real is not None:

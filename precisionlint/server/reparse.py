@@ -20,15 +20,22 @@ then reported by the whole parse, with its own message and position).
 
 The new tree shares the untouched statements' nodes with the previous one: nothing in precisionlint changes a
 node after parsing (tests/test_server_reparse.py checks that a check leaves a tree as it was).
+
+Also here, from the same comparison of two texts: whether an edit changed the lines that can import a package
+(import_lines_differ), found on the lines it touched only.
 """
 
 from __future__ import annotations
 
 import ast
+import re
 import warnings
 
+# Every line that can import a package (project.vendored matches such lines against the folders' package names).
+_IMPORT_LINE = re.compile(r"^[ \t]*(?:from|import)[ \t].*$", re.MULTILINE)
 
-def _common_prefix(a: str, b: str) -> int:
+
+def common_prefix(a: str, b: str) -> int:
     """The length of the longest common prefix (string comparisons run in C; about log2(n) of them)."""
     size = min(len(a), len(b))
     if a[:size] == b[:size]:
@@ -43,7 +50,7 @@ def _common_prefix(a: str, b: str) -> int:
     return low
 
 
-def _common_suffix(a: str, b: str, limit: int) -> int:
+def common_suffix(a: str, b: str, limit: int) -> int:
     """The length of the longest common suffix, at most `limit`."""
     size = min(len(a), len(b), limit)
     if a[len(a) - size:] == b[len(b) - size:]:
@@ -94,7 +101,7 @@ def reparsed(old_text: str, old_tree: ast.Module, new_text: str) -> ast.Module |
     can tell (see the module's docstring)."""
     if not old_tree.body or "\r" in new_text or "\r" in old_text or "barry_as_FLUFL" in new_text:
         return None
-    prefix = _common_prefix(old_text, new_text)
+    prefix = common_prefix(old_text, new_text)
     if prefix == len(old_text) == len(new_text):
         return None  # the same text: the caller's own business
     first_changed = old_text.count("\n", 0, prefix) + 1
@@ -107,7 +114,7 @@ def reparsed(old_text: str, old_tree: ast.Module, new_text: str) -> ast.Module |
         before += 1
     after = len(body)
     if old_text.count("\n") == new_text.count("\n"):
-        suffix = _common_suffix(old_text, new_text, min(len(old_text), len(new_text)) - prefix)
+        suffix = common_suffix(old_text, new_text, min(len(old_text), len(new_text)) - prefix)
         last_changed = old_text.count("\n", 0, len(old_text) - suffix) + 1  # the same line numbers in new_text
         while after > before and _first_line(body[after - 1]) > last_changed:
             after -= 1
@@ -135,3 +142,21 @@ def reparsed(old_text: str, old_tree: ast.Module, new_text: str) -> ast.Module |
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
     return ast.Module(body=[*body[:before], *parsed.body, *body[after:]], type_ignores=[])
+
+
+def import_lines_differ(old_text: str | None, new_text: str) -> bool:
+    """Whether the lines that can import a package (from or import first) differ between the two texts, in
+    order: compared only on the lines the change touched (the rest is the same text, and a line-start pattern
+    finds there what it found before)."""
+    if old_text is None:
+        return True
+    if old_text == new_text:
+        return False
+    prefix = common_prefix(old_text, new_text)
+    suffix = common_suffix(old_text, new_text, min(len(old_text), len(new_text)) - prefix)
+    start = old_text.rfind("\n", 0, prefix) + 1  # the same in new_text
+    old_end = old_text.find("\n", len(old_text) - suffix)
+    new_end = new_text.find("\n", len(new_text) - suffix)
+    old_part = old_text[start:old_end if old_end != -1 else len(old_text)]
+    new_part = new_text[start:new_end if new_end != -1 else len(new_text)]
+    return _IMPORT_LINE.findall(old_part) != _IMPORT_LINE.findall(new_part)
