@@ -48,3 +48,89 @@ def test_folders_of_one_project_share_one_pins_signature(tmp_path: Path) -> None
     signatures = [context.portable(source) for source in sources]
     assert signatures[0]
     assert signatures[0] is signatures[1] is signatures[2]
+
+
+def test_the_keys_do_not_keep_the_project_model_of_every_folder(tmp_path: Path) -> None:
+    """The process that reads the files builds every file's key: what it keeps for each folder is a signature,
+    not the model's Directory and Project (a listing, a chain, caches) for every folder of the tree; the text is
+    the model's own."""
+    (tmp_path / "pyproject.toml").write_text('[project]\ndependencies = ["torch>=2.4"]\n')
+    (tmp_path / "requirements.txt").write_text("lightning==2.2\n")
+    sources = []
+    for index in range(12):
+        folder = tmp_path / f"d{index}" / "inner"
+        folder.mkdir(parents=True)
+        if index % 3 == 0:
+            (folder.parent / "requirements.txt").write_text(f"transformers=={index}.0\n")
+        (folder / "a.py").write_text("x = 1\n")
+        sources.append(SourceFile(str(folder / "a.py"), f"d{index}/inner/a.py", "python"))
+    model = ProjectModel()
+    use(model)
+    context = ProjectContext(sources)
+    keys = [context.portable(source) for source in sources]
+    assert not model.projects and not model.directories
+    reference = ProjectModel()
+    assert keys == [reference.pins_signature(os.path.dirname(source.fs_path), {}, context._started)
+                    for source in sources]
+    assert "transformers" not in keys[0] and "requirements.txt" in keys[0] and keys[0] != keys[1]
+
+
+def test_the_loops_stat_is_not_kept_once_no_key_needs_it(tmp_path: Path) -> None:
+    use(ProjectModel())
+    sources = []
+    for index in range(6):
+        path = tmp_path / f"f{index}.py"
+        path.write_text("x = 1\n")
+        sources.append(SourceFile(str(path), path.name, "python"))
+    config = tmp_path / "ds.json"
+    config.write_text("{}\n")
+    sources.append(SourceFile(str(config), config.name, "json"))
+    context = ProjectContext(sources)
+    first = context.stat(sources[0].fs_path, "python")  # a script's stat: the scripts' signature is still to come
+    assert first is not None and len(context._stats) == 1
+    context.key(sources[-1], True)  # a config's key: the signatures of the run's configs and scripts
+    assert len(context._stats) == 7
+    for source in sources:
+        info = context.stat(source.fs_path, source.format)
+        assert info is not None and info.st_ino == os.stat(source.fs_path).st_ino
+    assert not context._stats
+
+
+def test_the_signature_of_the_runs_scripts_is_hashed_line_by_line(tmp_path: Path) -> None:
+    """A config's key names the stat of every script of the run: the same digest as the text of all of them, but
+    that text is never made (the process that reads the files peaked when it was: 7 MB for 8,000 scripts)."""
+    import tracemalloc
+
+    from precisionlint.core.digest import content_digest
+    from precisionlint.core.racy_stat import UNSETTLED
+    from precisionlint.project import stat_signature
+
+    use(ProjectModel())
+    folder = tmp_path / ("a-long-folder-name-as-real-trees-have" * 3)
+    folder.mkdir()
+    sources = []
+    for index in range(3000):
+        path = folder / f"script_number_{index:05}.py"
+        path.write_text("")
+        sources.append(SourceFile(str(path), path.name, "python"))
+    config = folder / "ds.json"
+    config.write_text("{}\n")
+    sources.append(SourceFile(str(config), config.name, "json"))
+    context = ProjectContext(sources)
+    for source in sources:
+        context.stat(source.fs_path)  # as the run's loop would have
+    context.portable(sources[-1])
+    tracemalloc.start()
+    try:
+        key = context.key(sources[-1], True)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    lines = []
+    for source in sources[:-1]:
+        info = context.stat(source.fs_path)
+        assert info is not None
+        lines.append(f"{source.fs_path}:{stat_signature(info, context._started)}")
+    text = "\n".join(lines)  # files just written: their stat is unsettled (core.racy_stat), and the key says so
+    assert key.endswith("|" + content_digest(text.encode()) + (UNSETTLED if UNSETTLED in text else ""))
+    assert peak < 200_000  # the text of 3,000 lines of ~200 characters, with its list and bytes: 2 MB

@@ -48,7 +48,7 @@ class _LongKey:
     def key(self, source: SourceFile, reads_folder: bool) -> str:
         return "k" * 8000 + source.fs_path  # a string of its own for each file, as a folder's key is
 
-    def stat(self, fs_path: str) -> None:
+    def stat(self, fs_path: str, fmt: str | None = None) -> None:
         return None
 
 

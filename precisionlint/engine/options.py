@@ -31,8 +31,9 @@ if TYPE_CHECKING:
             """The key of a content at this path, given what reads_folder said of it."""
             ...
 
-        def stat(self, fs_path: str) -> os.stat_result | None:
-            """os.stat of a file of the run, taken once per run for the loop and the keys alike."""
+        def stat(self, fs_path: str, fmt: str | None = None) -> os.stat_result | None:
+            """os.stat of a file of the run, taken once per run for the loop and the keys alike (`fmt`: the
+            loop asks, once, for a file of this format)."""
             ...
 
 

@@ -47,7 +47,10 @@ class ProjectContext:
         self._pins_of_folder: dict[str, str] = {}
         self._shared: dict[str, str] = {}  # one string for the folders that share a signature (about 1 kB each)
         self._signatures: dict[str, str] = {}
-        self._directories: dict[str, str] = {}  # directory -> the signature of its pin files, for this run
+        # directory -> the signature of its pin files and whether it is a project's boundary, for this run: what
+        # the keys need of each folder, rather than the project model's Directory and Project for each (listing,
+        # chain, caches), which this process would otherwise keep for every folder of the tree
+        self._directories: dict[str, tuple[str, bool]] = {}
         self._started = time.time_ns()  # before any file of the run is read
         # The stat of each file of the run, taken once: the engine's loop stats every file before reading it,
         # and a launcher's key needs the stat of every script of the run (icefall: 1,358 of them). Kept packed
@@ -55,24 +58,30 @@ class ProjectContext:
         # each with their numbers): a run holds one per file of the tree.
         self._stats: dict[str, bytes | os.stat_result] = {}
 
-    def stat(self, fs_path: str) -> os.stat_result | None:
+    def stat(self, fs_path: str, fmt: str | None = None) -> os.stat_result | None:
         """os.stat of a file of this run (None when it cannot be had), the same answer for the run's loop and its
         keys. Taken when first asked, within the run: a key built from it is as fresh as one built from a
         stat of its own. Only size, mode, inode, device and the modification and change times (ns) are kept:
-        the others read 0 (nothing of the run reads them)."""
-        try:
-            kept = self._stats[fs_path]
-        except KeyError:
-            pass
-        else:
+        the others read 0 (nothing of the run reads them). `fmt`, the file's format, when the run's loop asks
+        (once per file): the stat is not kept beyond this call unless a signature still to be built needs it."""
+        kept = self._stats.pop(fs_path, None) if fmt is not None and not self._needed(fmt) else \
+            self._stats.get(fs_path)
+        if kept is not None:
             return _unpack(kept)
         try:
             info = os.stat(fs_path)
         except (OSError, ValueError):
-            self._stats[fs_path] = b""
+            if fmt is None or self._needed(fmt):
+                self._stats[fs_path] = b""
             return None
-        self._stats[fs_path] = _pack(info)
+        if fmt is None or self._needed(fmt):
+            self._stats[fs_path] = _pack(info)
         return info
+
+    def _needed(self, fmt: str) -> bool:
+        """Whether a signature not yet built reads the stat of a file of this format."""
+        return (fmt in _LINKABLE and "configs" not in self._signatures) or (
+            fmt in _SCRIPTS and "scripts" not in self._signatures)
 
     def portable(self, source: SourceFile) -> str:
         """The part of the key that does not depend on the file's own folder: its project's pins."""
@@ -81,9 +90,31 @@ class ProjectContext:
         found = self._pins_of_folder.get(spelled)
         if found is None:
             folder = os.path.dirname(os.path.abspath(source.fs_path))
-            found = self._model.pins_signature(folder, self._directories, self._started)
+            found = self._pins_signature(folder)
             found = self._pins_of_folder[spelled] = self._shared.setdefault(found, found)
         return found
+
+    def _pins_signature(self, folder: str) -> str:
+        """project.model.ProjectModel.pins_signature's answer (the same text), from what this run keeps of each
+        directory (_directories) instead of the model's Directory and Project for every folder: a Directory
+        made here is not kept in the model (the model's own is used where it has one)."""
+        from precisionlint.project import Directory
+
+        parts = []
+        current = folder
+        for _ in range(64):  # as ProjectModel.project_of_folder's chain
+            known = self._directories.get(current)
+            if known is None:
+                directory = self._model.directories.get(current) or Directory(current, self._model)
+                known = self._directories[current] = (directory.signature(self._started), directory.boundary)
+            signature, boundary = known
+            if signature:
+                parts.append(f"{current}={signature}")
+            parent = os.path.dirname(current)
+            if boundary or parent == current:
+                break
+            current = parent
+        return ";".join(parts)
 
     def reads_folder(self, source: SourceFile, data: bytes) -> bool:
         return names_other_files(source.format, data)
@@ -162,18 +193,27 @@ def _signature(
     sources: Sequence[SourceFile], formats: tuple[str, ...], now_ns: int,
     stat: Callable[[str], os.stat_result | None],
 ) -> str:
-    from precisionlint.core.digest import content_digest
+    """The digest of `path:stat signature` for every file of these formats, one a line, fed to the hash line by
+    line: the text of a tree's thousands of scripts is never made (with its list of lines and its bytes, three
+    copies of it at once: 7 MB for 8,000 files), since the process that reads the files peaks when it is built."""
+    try:
+        from _blake2 import blake2b
+    except ModuleNotFoundError:  # pragma: no cover - as core.digest.content_digest
+        from hashlib import blake2b
+    from precisionlint.core.racy_stat import UNSETTLED
     from precisionlint.project import stat_signature
 
-    parts = []
+    digest = blake2b(digest_size=16)  # content_digest's hash, of the same bytes: "\n".join(lines) encoded
+    unsettled = False
+    first = True
     for source in sources:
         if source.format in formats:
             info = stat(source.fs_path)
             if info is not None:
-                signature = stat_signature(info, now_ns)
-                parts.append(f"{source.fs_path}:{signature}")
-    text = "\n".join(parts)
-    digest = content_digest(text.encode("utf-8", "surrogateescape"))
-    from precisionlint.core.racy_stat import UNSETTLED
-
-    return digest + UNSETTLED if UNSETTLED in text else digest
+                line = f"{source.fs_path}:{stat_signature(info, now_ns)}"
+                unsettled = unsettled or UNSETTLED in line
+                digest.update(line.encode("utf-8", "surrogateescape") if first else
+                              b"\n" + line.encode("utf-8", "surrogateescape"))
+                first = False
+    found = digest.hexdigest()
+    return found + UNSETTLED if unsettled else found

@@ -150,7 +150,7 @@ def check_all(
     for index, source in enumerate(sources):
         info: os.stat_result | None
         if context_key is not None:
-            info = context_key.stat(source.fs_path)  # the one a launcher's key reads too
+            info = context_key.stat(source.fs_path, source.format)  # the one a launcher's key reads too
         else:
             try:
                 info = os.stat(source.fs_path)
