@@ -228,3 +228,40 @@ def test_a_folder_named_by_its_path_keeps_one_string_per_file(tmp_path: Path) ->
     assert len(found) == 12
     assert all(source.display == source.fs_path for source in found)
     assert all(source.display is source.fs_path for source in found)
+
+
+def _run(root: Path, jobs: int) -> list[tuple[str, int, int, str]]:
+    from precisionlint.run.config import load_config
+    from precisionlint.run.runner import RunRequest, run_check
+
+    request = RunRequest(paths=[str(root)], config=load_config(None, root), rules=all_rules(), jobs=jobs,
+                         progress=False)
+    return [(f.path, f.span.line, f.span.column, f.code) for f in run_check(request).findings]
+
+
+def test_a_folders_first_worker_forks_before_its_files_are_found(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Then neither it nor the workers it forks hold the tree's file list (or what finding it left): their memory
+    does not grow with the tree. A spare no pool takes (a folder of a few files) ends with the run."""
+    from precisionlint.run import discover as discovery
+
+    for name, count in (("big", 60), ("small", 3)):
+        (tmp_path / name).mkdir()
+        _tree(tmp_path / name, count, SCRIPT)
+    monkeypatch.setattr(parallel, "EARLY_POOL_FILES", 50)
+    processes_at_discovery: list[int] = []
+    real = discovery.discover
+
+    def discover(*args, **kwargs):  # type: ignore[no-untyped-def]
+        processes_at_discovery.append(len(_descendants()))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(discovery, "discover", discover)
+    alone = _run(tmp_path / "big", 1)
+    assert alone
+    assert _run(tmp_path / "big", 2) == alone
+    assert not _descendants()
+    assert _run(tmp_path / "small", 2)
+    assert not _descendants()
+    assert processes_at_discovery == [0, 1, 1]

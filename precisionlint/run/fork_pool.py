@@ -131,16 +131,108 @@ class _Worker:
         self.alive = True
 
 
+Pipes = list[tuple[tuple[int, int], tuple[int, int]]]
+
+
+class Spare:
+    """A first worker forked before the run has found its files, waiting for its setup. A worker forked later
+    starts with everything this process holds by then, the tree's file list and what finding it left, and counts
+    all of it in its memory (about 6 MB per worker for 8,000 files); one forked early does not, nor do the workers
+    it forks in turn. `ForkPool(spare=..., setup=...)` takes it: the setup goes to `prepare` in the worker, which
+    sets up what `work` reads there and returns the warm-up to run. A spare no pool takes is ended by `close`."""
+
+    def __init__(self, workers: int, prepare: Callable[[object], Callable[[], None]], work: Work) -> None:
+        from precisionlint.core.interrupts import before_fork, track
+
+        self.workers = workers
+        self.taken = False
+        self.arena = _Arena()
+        before_fork()
+        self.pipes: Pipes = [(os.pipe(), os.pipe()) for _ in range(workers)]
+        setup_read, self.setup = os.pipe()
+        gc.freeze()  # as for a pool's first worker (ForkPool)
+        try:
+            self.pid = os.fork()
+        except OSError:
+            gc.unfreeze()
+            for fd in (setup_read, self.setup, *_pipe_ends(self.pipes)):
+                os.close(fd)
+            self.arena.close()
+            raise
+        if self.pid == 0:  # the spare: never returns, and never unwinds into the parent's code (a MemoryError)
+            try:
+                _spare(setup_read, self.setup, self.pipes, self.arena.fd, prepare, work)
+            finally:
+                os._exit(1)
+        gc.unfreeze()
+        os.close(setup_read)
+        track(self)
+
+    def take(self, setup: object) -> tuple[Pipes, _Arena, int] | None:
+        """Send the spare its setup, for a pool to adopt: its pipes, arena and pid; None if it cannot be had (it
+        has ended: the pool forks its own first worker)."""
+        if self.taken:
+            return None
+        from precisionlint.core.interrupts import untrack
+
+        self.taken = True
+        try:
+            payload = pickle.dumps(setup, pickle.HIGHEST_PROTOCOL)
+            view = memoryview(payload)
+            while view:
+                view = view[os.write(self.setup, view):]
+        except (OSError, pickle.PicklingError, TypeError, AttributeError):
+            self.taken = False
+            self.close()
+            return None
+        os.close(self.setup)  # the end of the setup: the spare starts
+        untrack(self)  # the pool that adopts it stops it from now on
+        return self.pipes, self.arena, self.pid
+
+    def close(self) -> None:
+        """End a spare no pool took: its setup pipe closes empty, and it exits."""
+        if self.taken:
+            return
+        from precisionlint.core.interrupts import untrack
+
+        self.taken = True
+        for fd in (self.setup, *_pipe_ends(self.pipes)):
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+        self.arena.close()
+        try:
+            os.waitpid(self.pid, 0)
+        except OSError:
+            pass
+        untrack(self)
+
+    def stop(self) -> None:
+        """Kill it now (an interrupt)."""
+        if not self.taken:
+            try:
+                os.kill(self.pid, signal.SIGKILL)
+            except OSError:
+                pass
+            self.close()
+
+
+def _pipe_ends(pipes: Pipes) -> list[int]:
+    return [fd for (a, b), (c, d) in pipes for fd in (a, b, c, d)]
+
+
 class ForkPool:
     """`workers` processes that run `work` on the chunks `submit` hands out, in the order they are handed out
     to each. They fork in the constructor: what `work` reads from this process (the run's options) must be set
-    before it."""
+    before it. With a `spare` (a Spare forked for `workers` and `work`) that can still be had, the first worker
+    is the spare, given `setup`, and `warm` is not used."""
 
-    def __init__(self, sources: Sequence[SourceFile], workers: int, work: Work, warm: Callable[[], None]) -> None:
+    def __init__(self, sources: Sequence[SourceFile], workers: int, work: Work, warm: Callable[[], None],
+                 spare: Spare | None = None, setup: object = None) -> None:
         from precisionlint.core.interrupts import before_fork, track
 
         self.sources = sources
-        self.arena = _Arena()
         self.chunks: dict[int, list[int]] = {}  # chunk number -> the indices of its files, until done
         self.queue: deque[tuple[int, list[tuple[int, bytes | None]]]] = deque()  # not yet handed out
         self.queued = 0  # the bytes of the chunks in `queue`
@@ -149,6 +241,13 @@ class ForkPool:
         self.workers: list[_Worker] = []
         self.stopped = False
         self.early: list[list[tuple[int, FileResult]]] = []  # results taken while the files were still read
+        adopted = spare.take(setup) if spare is not None and spare.workers == workers else None
+        if adopted is not None:
+            pipes, self.arena, self.first = adopted
+            self._adopt(pipes)
+            track(self)
+            return
+        self.arena = _Arena()
         before_fork()
         pipes = [(os.pipe(), os.pipe()) for _ in range(workers)]
         # The objects this process holds (the tree's file list among them) are frozen for the fork: a worker's
@@ -164,11 +263,18 @@ class ForkPool:
                     os.close(fd)
             self.arena.close()
             raise
-        if pid == 0:  # the first worker: never returns
-            _first_worker(pipes, self.arena.fd, warm, work)
+        if pid == 0:  # the first worker: never returns, and never unwinds into the parent's code
+            try:
+                _first_worker(pipes, self.arena.fd, warm, work)
+            finally:
+                os._exit(1)
         gc.unfreeze()  # this process collects as before
         self.first = pid
+        self._adopt(pipes)
         track(self)  # stopped by the interrupt handler even if the signal lands outside this pool's code
+
+    def _adopt(self, pipes: Pipes) -> None:
+        """This process's ends of the workers' pipes, once the first worker has forked with all of them."""
         for (task_read, task_write), (result_read, result_write) in pipes:
             os.close(task_read)
             os.close(result_write)
@@ -368,15 +474,42 @@ class ForkPool:
 # ---------------------------------------------------------------------------------------------------------------
 
 
-def _first_worker(pipes: list[tuple[tuple[int, int], tuple[int, int]]], arena: int, warm: Callable[[], None],
-                  work: Work) -> None:
+def _spare(setup_read: int, setup_write: int, pipes: Pipes, arena: int,
+           prepare: Callable[[object], Callable[[], None]], work: Work) -> None:
+    """A spare first worker: wait for the setup (none: the run did not need it), then be the first worker.
+    Never returns."""
+    try:
+        from precisionlint.core.interrupts import die_with_parent
+
+        die_with_parent()
+        os.close(setup_write)
+        received = bytearray()
+        while True:
+            part = os.read(setup_read, _READ)
+            if not part:
+                break
+            received += part
+        os.close(setup_read)
+        if not received:
+            os._exit(0)
+        setup = pickle.loads(received)
+        del received  # the worker lives on; the setup's bytes need not
+        warm = prepare(setup)
+        del setup
+    except BaseException:  # noqa: BLE001 - a worker never unwinds into the parent's code
+        os._exit(1)
+    _first_worker(pipes, arena, warm, work, watching=True)
+
+
+def _first_worker(pipes: Pipes, arena: int, warm: Callable[[], None], work: Work, watching: bool = False) -> None:
     """The first worker: warm up, fork the others from this warm state, serve the last pipe, wait for the
-    others. Never returns."""
+    others. Never returns. `watching`: it already watches the parent (a spare)."""
     code = 0
     try:
         from precisionlint.core.interrupts import die_with_parent
 
-        die_with_parent()  # ignore Ctrl-C (the parent decides), and never outlive the parent
+        if not watching:
+            die_with_parent()  # ignore Ctrl-C (the parent decides), and never outlive the parent
         for (_, task_write), (result_read, _) in pipes:
             os.close(task_write)  # only the parent writes tasks and reads results
             os.close(result_read)

@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from precisionlint.engine.options import EngineOptions
     from precisionlint.engine.results import FileResult
     from precisionlint.run.cache import ResultCache
-    from precisionlint.run.fork_pool import ForkPool
+    from precisionlint.run.fork_pool import ForkPool, Spare
 
 # Starting a pool (fork, warm-up, result pickling) costs tens of milliseconds; parsing and checking a file that
 # passed the prefilter costs about 1 ms per 10 kB of JSON, 9 ms of Python and 100 ms of YAML (measured with
@@ -95,12 +95,14 @@ def check_all(
     progress: Progress | None = None,
     cache: ResultCache | None = None,
     digests: dict[str, str] | None = None,
+    spare: Spare | None = None,
 ) -> list[FileResult]:
     """Results in the order of `sources`. Each file is read once; a path that leads to a file already read (a
     symbolic or hard link) is not read again, and each distinct content (analysis identity) is analysed once,
     or taken from `cache`: the other paths get a copy of the findings under their own name. `digests`, when
     given, receives the digest of the content each file was analysed in, for the files that findings are in
-    (`check --add-noqa` edits a file only if it still holds that content)."""
+    (`check --add-noqa` edits a file only if it still holds that content). A pool, if one is started, takes
+    `spare` (spare_worker) as its first worker when it can."""
     from precisionlint.core.digest import content_digest
     from precisionlint.core.model import Finding
     from precisionlint.engine.check import check_bytes
@@ -119,7 +121,7 @@ def check_all(
     # A large tree starts the pool at once, unless the file index knows it (then most files are unchanged, and
     # the pool starts only if enough of them turn out to need parsing).
     if poolable and len(sources) >= EARLY_POOL_FILES and (files is None or files.empty()):
-        pool = _start_pool(sources, options, jobs)
+        pool = _start_pool(sources, options, jobs, spare)
         poolable = pool is not None
     pending: list[tuple[int, int]] = []  # (index, size) of files that need parsing, not yet handed out
     pending_bytes = 0
@@ -249,7 +251,7 @@ def check_all(
                 pending_bytes += len(data)
                 if pool is None and len(pending) >= MIN_FILES_FOR_POOL and pending_bytes >= MIN_BYTES_FOR_POOL:
                     # Enough work to pay for a pool: start it now, while the rest of the files are still read.
-                    pool = _start_pool(sources, options, jobs)
+                    pool = _start_pool(sources, options, jobs, spare)
                     poolable = pool is not None
                 if pool is not None and pending_bytes >= CHUNK_BYTES:
                     for chunk in _split(pending, CHUNK_BYTES):
@@ -350,26 +352,95 @@ def _work(chunk: list[tuple[int, SourceFile, bytes | None]]) -> list[tuple[int, 
     return out
 
 
-def _start_pool(sources: Sequence[SourceFile], options: EngineOptions, jobs: int) -> ForkPool | None:
+def spare_worker(paths: Sequence[str], jobs: int) -> Spare | None:
+    """For a run that names a folder and may use a pool: its first worker, forked now, before the files are found
+    (fork_pool.Spare says why). The caller closes it at the end of the run (nothing, if a pool took it)."""
+    if jobs <= 1 or not can_fork() or _memory_limited() or not any(
+            path != "-" and os.path.isdir(path) for path in paths):
+        return None
+    from precisionlint.run.fork_pool import Spare
+
+    try:
+        return Spare(jobs, _prepare, _work)
+    except OSError:  # no fork now: a pool forks its own first worker later, if it can
+        return None
+
+
+def _memory_limited() -> bool:
+    """Whether the process may map only so much memory (`ulimit -v`): then no spare is forked at the start of a
+    run, where such a limit is met in imports and a fork that fails halfway must not unwind in a child (the pool
+    forks later, as it always has, where the run handles a failed fork)."""
+    try:
+        import resource
+    except ImportError:  # pragma: no cover - not POSIX
+        return False
+    try:
+        soft, _hard = resource.getrlimit(resource.RLIMIT_AS)
+    except (OSError, ValueError):
+        return True
+    return soft != resource.RLIM_INFINITY
+
+
+def _start_pool(sources: Sequence[SourceFile], options: EngineOptions, jobs: int,
+                spare: Spare | None = None) -> ForkPool | None:
     from precisionlint.run.fork_pool import ForkPool
 
     global _WORKER_OPTIONS
     _WORKER_OPTIONS = options  # the workers fork with it
+    setup = _setup(sources, options) if spare is not None else None
     try:
-        return ForkPool(sources, jobs, _work, lambda: _warm(sources, options))
+        return ForkPool(sources, jobs, _work, lambda: _warm(sources, options), spare=spare if setup else None,
+                        setup=setup)
     except OSError:  # no fork (out of processes or memory): this process checks everything
         return None
 
 
+def _setup(sources: Sequence[SourceFile], options: EngineOptions) -> tuple[Any, ...] | None:
+    """What a spare first worker needs of the run (its options; what to warm up), or None when the options
+    cannot be sent (a rule that is not one of all_rules())."""
+    from precisionlint.checks import all_rules
+
+    by_code = {rule.code: rule for rule in all_rules()}
+    if any(by_code.get(rule.code) is not rule for rule in options.rules):
+        return None
+    # The workers need no context key: the keys are this process's (they name the analyses it hands out).
+    return ([rule.code for rule in options.rules], options.gpus, options.limits, options.prefilter,
+            sorted({source.format for source in sources}), _one_file_per_folder(sources))
+
+
+def _prepare(setup: Any) -> Callable[[], None]:
+    """In a spare first worker: the run's options from `setup` (_setup), and the warm-up to run."""
+    from precisionlint.checks import all_rules
+    from precisionlint.engine.options import EngineOptions
+
+    codes, gpus, limits, prefilter, formats, python_files = setup
+    by_code = {rule.code: rule for rule in all_rules()}
+    global _WORKER_OPTIONS
+    _WORKER_OPTIONS = options = EngineOptions([by_code[code] for code in codes], gpus, limits, prefilter)
+
+    def warm() -> None:
+        _warm_up(options.rules, set(formats), python_files)
+        python_files.clear()  # a path per folder of the tree: the worker lives on, the list need not
+
+    return warm
+
+
 def _warm(sources: Sequence[SourceFile], options: EngineOptions) -> None:
+    _warm_up(options.rules, {source.format for source in sources}, _one_file_per_folder(sources))
+
+
+def _one_file_per_folder(sources: Sequence[SourceFile]) -> list[str]:
+    return list({os.path.dirname(s.fs_path): s.fs_path for s in sources if s.format == "python"}.values())
+
+
+def _warm_up(rules: Sequence[Any], formats: set[str], python_files: list[str]) -> None:
     """In the first worker, before it forks the others: import what checking these files needs (the rules'
     modules, the Python parser's passes, YAML's loader when there are YAML files), so that every worker starts
-    with it."""
+    with it. `python_files`: one Python file of each folder."""
     import importlib
 
-    for rule in options.rules:
+    for rule in rules:
         rule.func  # noqa: B018 - imports the rule's module
-    formats = {source.format for source in sources}
     # The modules the passes import when they first need them, which each worker would otherwise import
     # again for itself (pytorch-lightning: 10 ms of each worker's CPU).
     modules = ["precisionlint.frameworks.python_calls", "precisionlint.sources.python_source",
@@ -390,7 +461,6 @@ def _warm(sources: Sequence[SourceFile], options: EngineOptions) -> None:
     # is listed, and its pin files read, once for all workers rather than once in each.
     from precisionlint.project.model import current
 
-    one_file_per_folder = {os.path.dirname(s.fs_path): s.fs_path for s in sources if s.format == "python"}
-    for path in one_file_per_folder.values():
+    for path in python_files:
         for directory in current().project_for(path).chain:
             directory.pins  # noqa: B018 - reads the pin files

@@ -160,6 +160,20 @@ def run_check(request: RunRequest) -> RunOutcome:
     # The run's project model: what its checks learn of the projects on disk, learnt once for the whole run
     # (its forked workers inherit it) and nothing from an earlier run in the same process.
     use(ProjectModel(tops=_named_folders(request.paths)))
+    spare = None
+    if request.stdin is None:
+        from precisionlint.run.parallel import default_jobs, spare_worker
+
+        # Forked before the files are found, so that no worker holds the tree's file list (parallel.spare_worker).
+        spare = spare_worker(request.paths, request.jobs or default_jobs())
+    try:
+        return _run_check(request, spare)
+    finally:
+        if spare is not None:
+            spare.close()  # not taken by a pool: it ends
+
+
+def _run_check(request: RunRequest, spare: Any) -> RunOutcome:
     groups, errors = plan(request)
     outcome = RunOutcome([], errors, False, [], files_checked=sum(len(files) for _, files in groups))
     outcome.groups = groups
@@ -171,7 +185,7 @@ def run_check(request: RunRequest) -> RunOutcome:
     every_file = [source for _settings, files in groups for source in files]
     with progress_for(outcome.files_checked, enabled=request.progress and request.stdin is None) as bar:
         for settings, files in groups:
-            group = _run_group(settings, files, request, bar.advance, every_file)
+            group = _run_group(settings, files, request, bar.advance, every_file, spare)
             outcome.findings.extend(group.findings)
             outcome.errors.extend(group.errors)
             outcome.warnings.extend(w for w in group.warnings if w not in outcome.warnings)
@@ -240,7 +254,7 @@ def _excluded_by(fs_path: str, config: Config) -> bool:
 
 
 def _run_group(settings: FileSettings, files: list[Any], request: RunRequest, advance: Any,
-               every_file: list[Any]) -> RunOutcome:
+               every_file: list[Any], spare: Any = None) -> RunOutcome:
     from precisionlint.engine.check import check_bytes
     from precisionlint.engine.options import EngineOptions
     from precisionlint.run.context_key import context_function
@@ -278,7 +292,7 @@ def _run_group(settings: FileSettings, files: list[Any], request: RunRequest, ad
                 warnings.append(f"cache-dir {config.cache_dir!r} (in {config.label}) leads outside the "
                                 f"project, so results are not cached; set {ENVIRONMENT_VARIABLE} to cache them "
                                 "there")
-        results = check_all(files, options, jobs, progress=advance, cache=cache, digests=digests)
+        results = check_all(files, options, jobs, progress=advance, cache=cache, digests=digests, spare=spare)
         if cache is not None:
             cache.save()
     findings: list[Finding] = []
