@@ -124,8 +124,6 @@ def test_a_script_is_walked_once_for_all_its_reads(tmp_path: Path, monkeypatch: 
     is not called on the whole tree at all (it was 8 times for this script), and the read is found as before."""
     import ast
 
-    from precisionlint.project import config_readers
-
     whole: list[ast.AST] = []
     walk = ast.walk
 
@@ -134,7 +132,7 @@ def test_a_script_is_walked_once_for_all_its_reads(tmp_path: Path, monkeypatch: 
             whole.append(node)
         return walk(node)
 
-    monkeypatch.setattr(config_readers.ast, "walk", counting)
+    monkeypatch.setattr(ast, "walk", counting)  # the module config_readers uses (imported where a script is parsed)
     script = SCRIPT.replace('"configs/train.yaml"', "args.config").replace(
         "import yaml\n", "import argparse\nimport yaml\nparser = argparse.ArgumentParser()\n"
         'parser.add_argument("--config", default="configs/train.yaml")\nargs = parser.parse_args()\n')

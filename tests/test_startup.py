@@ -386,8 +386,11 @@ ONE_FILE_PATHS = {
     ),
     "one.toml": (
         {"precisionlint.sources.toml_source", "precisionlint.frameworks.registry", f"{_RULES}legacy_precision_value"},
-        # A plain config is read without tomllib (sources.toml_plain), nor the datetime module it imports.
-        {"tomllib", "tomlkit", "datetime", "precisionlint.script", "precisionlint.values",
+        # A plain config is read without tomllib (sources.toml_plain), nor the datetime module it imports; and
+        # without ast (its node classes are a tenth of a config's check), which the folder's scripts need only
+        # when one of them may load a config (project.config_readers.LOAD_WORDS).
+        {"tomllib", "tomlkit", "datetime", "ast", "_ast", "precisionlint.sources.python_index",
+         "precisionlint.sources.literal", "precisionlint.script", "precisionlint.values",
          *(_RULES + name for name in (
              "conflicting_precision", "static_loss_scale", "rl_actor_rollout_dtype_mismatch",
              "fp16_on_bf16_checkpoint", "autocast_around_deepspeed_engine", "scaler_with_half_params",
@@ -541,19 +544,12 @@ from precisionlint.cli.entry import main
 main()
 """
 
-# The fields of the NamedTuples a one-file check makes whose annotation is a string: a class that is imported only
-# for type checking (a NamedTuple compiles each string annotation into a ForwardRef when it is made).
-STRING_ANNOTATED_FIELDS = {
-    "precisionlint.project.reads.LaunchLine.launch",
-    "precisionlint.project.config_readers._Config.config", "precisionlint.project.config_readers._Config.section",
-}
-
-
 def test_the_records_a_one_file_check_makes_compile_no_string_annotations(tmp_path: Path) -> None:
     """Every NamedTuple of the modules a one-file check imports (of a script and of a TOML config, as the
     benchmark's files) is made at every start, and a string annotation of its fields (`from __future__ import
-    annotations`) is compiled into a ForwardRef then: about a third of making the class. The modules that define
-    them evaluate their annotations, but for the fields listed above."""
+    annotations`) is compiled into a ForwardRef then: about a third of making the class, and the first compile()
+    of a run makes the 120 classes of Python's syntax tree, which a config's check needs for nothing else. The
+    modules that define them evaluate their annotations (or give the field types as objects)."""
     for file_name, text in _benchmark_files().items():
         (tmp_path / file_name).write_text(text)
     (tmp_path / ".git").mkdir()
@@ -569,4 +565,44 @@ def test_the_records_a_one_file_check_makes_compile_no_string_annotations(tmp_pa
     records = {line.split()[1] for line in found if line.startswith("record ")}
     assert {"precisionlint.core.model.Setting", "precisionlint.frameworks.base.Vocabulary"} <= records
     strings = {line.split()[1] for line in found if line.startswith("string ")}
-    assert strings <= STRING_ANNOTATED_FIELDS, sorted(strings - STRING_ANNOTATED_FIELDS)
+    assert not strings, sorted(strings)
+
+
+COMPILE_PROBE = r"""
+import builtins, sys
+out = sys.argv[1]
+compile_ = builtins.compile
+calls = []
+def counting(*args, **kwargs):
+    calls.append(repr(args[0])[:80])
+    return compile_(*args, **kwargs)
+builtins.compile = counting
+sys.argv = ["precisionlint", *sys.argv[2:]]
+from precisionlint.cli.entry import main
+try:
+    main()
+finally:
+    with open(out, "w") as handle:
+        handle.write("\n".join(calls))
+"""
+
+
+def test_a_config_s_check_compiles_nothing(tmp_path: Path) -> None:
+    """The first compile() of a process (a string annotation made a ForwardRef, a pattern of code, ast.parse) makes
+    the 120 classes of Python's syntax tree: a tenth of a check of a config, which parses no Python (its folder's
+    scripts are parsed only when one of them may load a config). A check of one.toml calls compile() never; a
+    check of train.py does (it parses the script), which shows that the probe sees the calls."""
+    for file_name, text in _benchmark_files().items():
+        (tmp_path / file_name).write_text(text)
+    (tmp_path / ".git").mkdir()
+    calls = {}
+    for name in ("one.toml", "train.py"):
+        out = tmp_path / f"{name}.compiled"
+        result = subprocess.run(
+            [sys.executable, "-c", COMPILE_PROBE, str(out), "check", "--no-progress", "--no-cache", name],
+            cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(ROOT)}, capture_output=True, text=True, timeout=120,
+        )
+        assert result.returncode in (0, 1), result.stdout + result.stderr
+        calls[name] = [line for line in out.read_text().split("\n") if line]
+    assert calls["train.py"], "the probe saw no compile() in a check that parses a script"
+    assert calls["one.toml"] == [], calls["one.toml"]

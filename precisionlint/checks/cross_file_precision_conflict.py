@@ -66,17 +66,18 @@ No fix: which of the two files states the intended precision is the user's decis
 
 from __future__ import annotations
 
-import ast
 import os
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from precisionlint.checks import CheckContext
 from precisionlint.checks._launch_autocast import launcher_vs_script
 from precisionlint.checks._linked_settings import ds_values, related_to, truth, where_line
 from precisionlint.core.model import Document, Finding, Related, Severity, Span
-from precisionlint.sources.python_index import all_statements
 from precisionlint.sources.tree import root_map, roots
+
+if TYPE_CHECKING:
+    import ast  # a config's check imports this module and parses no Python
 
 CODE = "PL402"
 NAME = "cross-file-precision-conflict"
@@ -201,6 +202,8 @@ def _configs(ctx: CheckContext) -> Iterator[Finding]:
 
 
 def _literal(node: ast.expr | None) -> Any:
+    import ast
+
     if isinstance(node, ast.Constant):
         return node.value
     return _UNKNOWN
@@ -355,6 +358,8 @@ def _lightning_conflict(
 def _lightning_python(ctx: CheckContext) -> Iterator[Finding]:
     """`Trainer(precision=..., strategy=DeepSpeedStrategy(config="ds.json"))` (the strategy also through a name
     bound once to such a call)."""
+    import ast
+
     from precisionlint.frameworks.python_calls import document_setting_lines
     from precisionlint.project.links import call_name, loaded_configs
     from precisionlint.sources.positions import node_offsets
@@ -401,6 +406,10 @@ def _lightning_python(ctx: CheckContext) -> Iterator[Finding]:
 def _assigned_values(tree: ast.Module) -> dict[str, list[ast.expr]]:
     """The values each plain name is assigned (`name = value`), anywhere in the module (assignments are
     statements: only the statement lists are walked)."""
+    import ast
+
+    from precisionlint.sources.python_index import all_statements
+
     assigned: dict[str, list[ast.expr]] = {}
     for node in all_statements(tree):
         if type(node) is ast.Assign:

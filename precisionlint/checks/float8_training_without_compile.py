@@ -42,13 +42,16 @@ No fix: compiling changes start-up time and can meet graph breaks that the user 
 
 from __future__ import annotations
 
-import ast
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 from precisionlint.checks import CheckContext
 from precisionlint.checks._attribution import is_test_code
 from precisionlint.core.model import Finding, Severity
 from precisionlint.core.patterns import lazy_pattern
+
+if TYPE_CHECKING:
+    import ast  # a config's check imports this module and parses no Python
 
 CODE = "PL217"
 NAME = "float8-training-without-compile"
@@ -74,6 +77,8 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
         return
     if _COMPILE.search(_code_only(document.tree)):
         return
+    import ast
+
     from precisionlint.sources.positions import node_span
     from precisionlint.sources.python_index import PythonIndex
 
@@ -94,6 +99,8 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
 
 def _code_only(tree: ast.AST) -> str:
     """The names, attributes, keywords and strings of the file (not its comments), space-separated."""
+    import ast
+
     words: list[str] = []
     for node in ast.walk(tree):
         if isinstance(node, ast.Name):

@@ -78,16 +78,18 @@ whether to change the code or the pin is the user's decision.
 
 # No `from __future__ import annotations`: this module's NamedTuples are made at every start (core/model.py says why).
 
-import ast
 import re
 from collections.abc import Iterator
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from precisionlint.checks import CheckContext
 from precisionlint.checks._attribution import at_most_warning, certain, hedge
 from precisionlint.core.model import Finding, Fix, Setting, Severity, Span
 from precisionlint.project import disk_path
 from precisionlint.project.versions import VersionRange, show
+
+if TYPE_CHECKING:
+    import ast  # a config's check imports this module and parses no Python
 
 CODE = "PL401"
 NAME = "framework-version-mismatch"
@@ -251,6 +253,8 @@ def _mentions_new_torch_api(text: str) -> bool:
 
 
 def _torch_apis(ctx: CheckContext) -> Iterator[Finding]:
+    import ast
+
     found = ctx.project.version("torch")
     if found is None or not any(found.all_below(introduced) or found.admits_below(introduced)
                                 for introduced in _INTRODUCED):
@@ -298,8 +302,10 @@ def _torch_apis(ctx: CheckContext) -> Iterator[Finding]:
             )
 
 
-def _torch_use(node: ast.AST) -> bool:
+def _torch_use(node: "ast.AST") -> bool:
     """An API attribute, or an import from torch or torch.amp."""
+    import ast
+
     return isinstance(node, ast.Attribute) or (
         isinstance(node, ast.ImportFrom) and node.module in ("torch.amp", "torch") and node.level == 0)
 
@@ -321,12 +327,14 @@ def _api_lines(text: str) -> list[int] | None:
     return lines_holding(text, tuple(_API_ATTRIBUTES), re.compile(_FROM_TORCH))
 
 
-def _walk(tree: ast.AST, lines: list[int] | None = None) -> list[tuple[ast.AST, bool]]:
+def _walk(tree: "ast.AST", lines: list[int] | None = None) -> "list[tuple[ast.AST, bool]]":
     """The `from ... import` statements and the attributes named like an API of _TORCH_APIS, in the order of a
     depth-first walk (last child first), each with whether it sits under a version test or in a `try:` with an
     ImportError-style handler (a compatibility switch that picks the API by version). One loop over the nodes,
     without ast.iter_child_nodes' generators, which cost more than the rest of this rule. With `lines`, a
     statement whose lines take in none of them is left out with all under it (what is found keeps its order)."""
+    import ast
+
     from precisionlint.script.scopes import is_compat_handler, is_compat_test
     from precisionlint.sources.python_index import takes_in
 

@@ -226,10 +226,10 @@ def one_x_arguments(document: Any, setting: Any) -> list[str]:
 
 
 def _beside(document: Any, setting: Any) -> set[str]:
-    import ast
-
     tree = document.tree
     if document.format == "python":
+        import ast  # here: a config's check parses no Python
+
         if not isinstance(tree, ast.Module):
             return set()
         from precisionlint.sources.python_index import walk_on_lines

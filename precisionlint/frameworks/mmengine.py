@@ -10,12 +10,14 @@ arguments - anything else (an int too) raises TypeError. The wrapper unscales be
 
 from __future__ import annotations
 
-import ast
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from precisionlint.frameworks.base import CERTAIN, Mode, Vocabulary, exact
 from precisionlint.frameworks.call_words import MMENGINE_MARKER
+
+if TYPE_CHECKING:
+    import ast  # a config's check imports this module and parses no Python
 
 NAME = "mmengine"
 TITLE = "MMEngine"
@@ -43,6 +45,8 @@ def attribute(root: Any, facts: Any) -> Iterator[Any]:
 def amp_wrapper_arguments(tree: ast.Module) -> Iterator[tuple[str, ast.expr, ast.AST, ast.stmt]]:
     """(canonical name, value node, key node, statement) of each dtype / loss_scale argument of a module-level
     `optim_wrapper = dict(type='AmpOptimWrapper', ...)` (or the `{...}` literal form)."""
+    import ast
+
     for statement in tree.body:
         if not isinstance(statement, ast.Assign) or len(statement.targets) != 1:
             continue
@@ -59,6 +63,8 @@ def amp_wrapper_arguments(tree: ast.Module) -> Iterator[tuple[str, ast.expr, ast
 
 
 def _pairs(node: ast.expr) -> list[tuple[str, ast.expr, ast.AST]]:
+    import ast
+
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "dict":
         return [(kw.arg, kw.value, kw) for kw in node.keywords if kw.arg is not None]
     if isinstance(node, ast.Dict):

@@ -25,13 +25,14 @@ launcher at the root gives), as project.Project.resolve does.
 
 from __future__ import annotations
 
-import ast
 import os
 from typing import TYPE_CHECKING, NamedTuple
 
 from precisionlint.project.reads import SKIPPED_FOLDERS, Read, project_files
 
 if TYPE_CHECKING:
+    import ast  # a config's check imports this module and parses no Python
+
     from precisionlint.core.model import Document
     from precisionlint.project import Project
 
@@ -99,6 +100,8 @@ def _index(project: Project, scripts: list[str]) -> dict[str, list[Read]]:
         text = read_text(path)
         if text is None or not any(word in text for word in LOAD_WORDS):
             continue
+        import ast  # here: most projects' scripts load no config, and a config's check parses no Python
+
         try:
             tree = ast.parse(text)
         except (SyntaxError, ValueError, RecursionError, MemoryError):
@@ -114,18 +117,17 @@ def _index(project: Project, scripts: list[str]) -> dict[str, list[Read]]:
     return found
 
 
-
-class _Config(NamedTuple):
-    """A name bound to (a section of) a loaded config."""
-
-    config: str
-    section: tuple[str, ...]
+# A name bound to (a section of) a loaded config. Made with field types that are objects, not the strings this
+# module's annotations are: a string costs a compile() when the class is made (project/reads.py says why).
+_Config = NamedTuple("_Config", [("config", str), ("section", tuple[str, ...])])  # noqa: UP014 - see above
 
 
 class ScriptReads:
     """The config reads of one parsed script."""
 
     def __init__(self, project: Project, path: str, tree: ast.Module) -> None:
+        import ast
+
         from precisionlint.frameworks.python_calls import import_aliases
         from precisionlint.sources.python_index import walk
 
@@ -146,6 +148,8 @@ class ScriptReads:
                                   if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store))
 
     def reads(self) -> list[Read]:
+        import ast
+
         found: list[Read] = []
         module_names = self._bindings(self.tree.body, {})
         scopes: list[tuple[list[ast.stmt], dict[str, _Config]]] = [(self.tree.body, module_names)]
@@ -166,6 +170,8 @@ class ScriptReads:
 
     def _bindings(self, body: list[ast.stmt], inherited: dict[str, _Config]) -> dict[str, _Config]:
         """Names bound, in this body (not in nested functions), to a loaded config or a section of one."""
+        import ast
+
         names = dict(inherited)
         files: dict[str, str] = {}  # `with open(PATH) as f`: f -> the config
         for node in _statements(body):
@@ -185,6 +191,8 @@ class ScriptReads:
 
     def _config_of(self, value: ast.expr, names: dict[str, _Config], files: dict[str, str]) -> _Config | None:
         """The config (and section) an expression stands for: a load, a name bound to one, a section of it."""
+        import ast
+
         keys: list[str] = []
         while True:
             if isinstance(value, ast.Subscript) and isinstance(value.slice, ast.Constant) \
@@ -215,6 +223,8 @@ class ScriptReads:
         return _Config(base.config, (*base.section, *keys))
 
     def _load(self, call: ast.Call, files: dict[str, str]) -> _Config | None:
+        import ast
+
         from precisionlint.frameworks.python_calls import dotted_name
 
         callee = dotted_name(call.func, self.aliases)
@@ -236,6 +246,8 @@ class ScriptReads:
 
     def _path(self, node: ast.expr) -> str | None:
         """A path written as a literal, a name bound once to one, an argparse default, or a join of them."""
+        import ast
+
         if isinstance(node, ast.Constant) and isinstance(node.value, str):
             return node.value
         if isinstance(node, ast.Name):
@@ -255,6 +267,8 @@ class ScriptReads:
 
     def _hydra_config(self, function: ast.FunctionDef | ast.AsyncFunctionDef) -> str | None:
         """The config file of `@hydra.main(config_path="conf", config_name="config")`, resolved from the script."""
+        import ast
+
         from precisionlint.frameworks.python_calls import dotted_name
 
         for decorator in function.decorator_list:
@@ -278,6 +292,8 @@ class ScriptReads:
     def _argument_files(self) -> list[Read]:
         """`HfArgumentParser((ModelArguments, TrainingArguments)).parse_yaml_file(PATH)`: the whole file is read
         into the dataclasses, TrainingArguments among them."""
+        import ast
+
         from precisionlint.frameworks.call_words import HF_ARGUMENT_CLASSES
         from precisionlint.frameworks.python_calls import dotted_name
 
@@ -305,6 +321,8 @@ class ScriptReads:
     # -- where it goes ----------------------------------------------------------------------------------------
 
     def _calls(self, body: list[ast.stmt], names: dict[str, _Config]) -> list[Read]:
+        import ast
+
         from precisionlint.frameworks.python_calls import CALLS, dotted_name
 
         found: list[Read] = []
@@ -353,6 +371,8 @@ class ScriptReads:
 def _statements(body: list[ast.stmt]) -> list[ast.stmt]:
     """The statements of a body in order, those of nested blocks included, not those of nested functions or
     classes."""
+    import ast
+
     found: list[ast.stmt] = []
     pending = list(reversed(body))
     while pending:
@@ -375,6 +395,8 @@ def _statements(body: list[ast.stmt]) -> list[ast.stmt]:
 
 def _walk_statement(statement: ast.stmt) -> list[ast.AST]:
     """The nodes of one statement without those of the statements nested in it (they come in their turn)."""
+    import ast
+
     found: list[ast.AST] = [statement]
     pending: list[ast.AST] = [child for child in ast.iter_child_nodes(statement) if not isinstance(child, ast.stmt)]
     while pending:
@@ -387,6 +409,8 @@ def _walk_statement(statement: ast.stmt) -> list[ast.AST]:
 
 
 def _is_open(node: ast.expr) -> bool:
+    import ast
+
     return isinstance(node, ast.Call) and bool(node.args) and (
         (isinstance(node.func, ast.Name) and node.func.id == "open")
         or (isinstance(node.func, ast.Attribute) and node.func.attr == "open"))
@@ -394,6 +418,8 @@ def _is_open(node: ast.expr) -> bool:
 
 def _constants(body: list[ast.stmt]) -> dict[str, str]:
     """Module-level names bound exactly once, to a string literal."""
+    import ast
+
     counts: dict[str, int] = {}
     values: dict[str, str] = {}
     for node in body:
@@ -410,6 +436,8 @@ def _argparse_defaults(tree: ast.Module, nodes: list[ast.AST] | None = None) -> 
     """`parser.add_argument("--config", default="configs/train.yaml")`: option destination -> its literal
     default (what `args.config` holds when the launch line does not say). `nodes`: the tree's, in ast.walk's
     order, when the caller has them."""
+    import ast
+
     found: dict[str, str] = {}
     for node in nodes if nodes is not None else ast.walk(tree):
         if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)

@@ -14,11 +14,12 @@ A word holding a shell variable names no file, and a flag whose value holds one 
 
 from __future__ import annotations
 
-import ast
 import os
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    import ast  # a config's check imports this module and parses no Python
+
     from precisionlint.core.model import Document, Setting
     from precisionlint.project import Project
     from precisionlint.project.reads import Read
@@ -29,6 +30,8 @@ _CLI_MODULES = ("lightning.pytorch.cli", "pytorch_lightning.cli", "pytorch_light
 
 def cli_calls(tree: ast.Module) -> list[ast.Call]:
     """The `LightningCLI(...)` calls of a script: Lightning's class, or a class of the script that subclasses it."""
+    import ast
+
     from precisionlint.frameworks.python_calls import dotted_name, import_aliases
 
     aliases = import_aliases(tree)
@@ -44,6 +47,8 @@ def cli_calls(tree: ast.Module) -> list[ast.Call]:
 
 
 def builds_cli(script: Document) -> bool:
+    import ast
+
     if script.builds_lightning_cli is None:
         tree = script.tree
         script.builds_lightning_cli = isinstance(tree, ast.Module) and "LightningCLI" in script.text \
@@ -53,6 +58,8 @@ def builds_cli(script: Document) -> bool:
 
 def default_config_reads(project: Project, path: str, tree: ast.Module, shown: str) -> list[Read]:
     """`LightningCLI(parser_kwargs={"default_config_files": ["configs/default.yaml"]})`, per subcommand too."""
+    import ast
+
     found: list[Read] = []
     for call in cli_calls(tree):
         kwargs = next((k.value for k in call.keywords if k.arg == "parser_kwargs"), None)
@@ -72,6 +79,8 @@ def default_config_reads(project: Project, path: str, tree: ast.Module, shown: s
 
 def _listed(project: Project, path: str, node: ast.expr, section: tuple[str, ...], shown: str,
             line: int) -> list[Read]:
+    import ast
+
     from precisionlint.project.reads import Read
 
     found: list[Read] = []

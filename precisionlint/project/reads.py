@@ -10,6 +10,11 @@ from typing import TYPE_CHECKING, NamedTuple
 
 if TYPE_CHECKING:
     from precisionlint.sources.shell_source import Launch
+else:
+    # The shell reader's class, not imported by a check that reads no launch line. A NamedTuple makes each field's
+    # annotation an object when the class is made, and a string one costs a compile(), whose first call makes the
+    # 120 classes of Python's syntax tree (a tenth of a config's check, which parses no Python).
+    Launch = object
 
 
 class Read(NamedTuple):
@@ -34,7 +39,7 @@ class LaunchLine(NamedTuple):
     """One launch line of a project's shell script that starts a script (project/launched.py)."""
 
     path: str  # the shell script, as findings show paths
-    launch: "Launch"
+    launch: Launch
 
 
 SKIPPED_FOLDERS = frozenset({".git", ".hg", ".svn", "node_modules", "__pycache__", "site-packages", ".tox",
