@@ -606,3 +606,74 @@ def test_a_config_s_check_compiles_nothing(tmp_path: Path) -> None:
         calls[name] = [line for line in out.read_text().split("\n") if line]
     assert calls["train.py"], "the probe saw no compile() in a check that parses a script"
     assert calls["one.toml"] == [], calls["one.toml"]
+
+
+PATTERN_PROBE = r"""
+import re, sys
+out = sys.argv[1]
+compiler = getattr(re, "_compiler", None) or __import__("sre_compile")  # what re.compile calls on a cache miss
+compile_ = compiler.compile
+compiled = []
+def counting(pattern, flags=0):
+    compiled.append(repr(pattern))
+    return compile_(pattern, flags)
+compiler.compile = counting
+sys.argv = ["precisionlint", *sys.argv[2:]]
+from precisionlint.cli.entry import main
+try:
+    main()
+finally:
+    with open(out, "w") as handle:
+        handle.write("\n".join(compiled))
+"""
+
+# The patterns a check of the benchmark's one.toml compiles: the TOML position scanner's and the tree's, cheap ones.
+CONFIG_CHECK_PATTERNS = {r"'[ \\t]*'", r"'[A-Za-z0-9_-]+'", r"'\\S'"}
+
+
+def test_a_one_file_check_compiles_no_costly_pattern(tmp_path: Path) -> None:
+    """Compiling a regular expression costs 0.05 to 0.6 ms, and a one-file check is mostly start-up: a check of
+    the benchmark's plain.py and train.py compiles none (a cheap string test goes first where a pattern's words
+    can be told from the text), one of one.toml only the position scanner's three small ones."""
+    for file_name, text in _benchmark_files().items():
+        (tmp_path / file_name).write_text(text)
+    (tmp_path / ".git").mkdir()
+    for name in ("plain.py", "train.py", "one.toml"):
+        out = tmp_path / f"{name}.patterns"
+        result = subprocess.run(
+            [sys.executable, "-c", PATTERN_PROBE, str(out), "check", "--no-progress", "--no-cache", name],
+            cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(ROOT)}, capture_output=True, text=True, timeout=120,
+        )
+        assert result.returncode in (0, 1), result.stdout + result.stderr
+        compiled = {line for line in out.read_text().split("\n") if line}
+        allowed = CONFIG_CHECK_PATTERNS if name == "one.toml" else set()
+        assert compiled <= allowed, (name, sorted(compiled - allowed))
+
+
+def test_the_string_tests_before_a_pattern_answer_as_the_pattern() -> None:
+    """Where a cheap string test now decides before (or instead of) a pattern, so that a one-file check compiles
+    none, its answers are the pattern's, for ASCII and other names (re's case-insensitive matching takes the
+    Kelvin sign for k and a dotless i for i; str.lower() does not, so those go to the pattern)."""
+    import re
+
+    from precisionlint.checks.true_half_precision_training import _mentions_loss_scaling
+    from precisionlint.project.pins import normalize
+    from precisionlint.script.receivers import _names_framework
+    from precisionlint.sources.not_config import NAMES, reason
+
+    names = ["torch", "Torch", "pytorch-lightning", "py--torch", "a.b_c", "A__B", "-", "_", ".", "", "accelerator",
+             "model_Engine", "FABRIC", "deepspeed_engine", "deepſpeed", "\u212aaccelerator", "ENG\u0130NE", "engıne",
+             "optimizer", "loss_scale", "LossScaling", "loss scaler", "loss-Scale", "lo\u017f\u017f_scale", "scal",
+             "tokenizer_v2.json", "x-lock.yaml", "vocab.txt", "my.vocab.json", "config.template.yaml", "plain.toml",
+             "locked.json", "tokenizer.json", "a_template.toml", "templates.json"]
+    framework = re.compile(r"accelerator|fabric|engine|deepspeed", re.IGNORECASE)
+    loss_scaling = re.compile(r"loss[_ -]?scal|lossScaling", re.IGNORECASE)
+    file_names = re.compile(r"(-lock|\.lock|_lock)\.(json|ya?ml)$|(^|[._-])vocab[^/]*\.json$|^tokenizer[^/]*\.json$"
+                            r"|(^|[._-])template([._-][^/]*)?\.(json|ya?ml|toml)$")
+    for name in names:
+        assert normalize(name) == re.sub(r"[-_.]+", "-", name).lower(), name
+        assert _names_framework(name) == bool(framework.search(name)), name
+        assert _mentions_loss_scaling(name) == bool(loss_scaling.search(name)), name
+        lowered = name.lower()
+        assert (reason(name, b"", "yaml") is not None) == (
+            lowered in NAMES or bool(file_names.search(lowered))), name

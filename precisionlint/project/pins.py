@@ -26,6 +26,8 @@ _NAME = lazy_pattern(globals(), "_NAME", r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)\s*(\
 
 
 def normalize(name: str) -> str:
+    if "_" not in name and "." not in name and "--" not in name:
+        return name.lower()  # nothing to replace ("torch"): the pattern is not compiled at every start for it
     return re.sub(r"[-_.]+", "-", name).lower()
 
 

@@ -167,8 +167,10 @@ class CallRecorder(ConstructionRecorder):
         called = self.resolver.function_for(func, self.scope)
         if called is not None:
             self.model.calls.setdefault(id(self.scope), set()).add(id(called))
-        # (the pattern ends in "optimizer": a name that does not is not searched)
-        wraps = last is not None and last[-9:].lower() == "optimizer" and _MASTER_WRAPPER.search(last) is not None
+        # The pattern ends in "optimizer": an ASCII name that does not is not searched (nor the pattern compiled,
+        # at every start); other names are left to the pattern's own case folding.
+        wraps = last is not None and (not last.isascii() or last[-9:].lower() == "optimizer") \
+            and _MASTER_WRAPPER.search(last) is not None
         for argument in [*node.args, *[k.value for k in node.keywords]]:
             if isinstance(argument, (ast.Name, ast.Attribute)):
                 self.passed.append((argument, self.scope))

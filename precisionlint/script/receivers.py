@@ -68,10 +68,19 @@ def _built_by(resolver: Resolver, receiver: ast.expr, scope: Scope, prefixes: tu
     return False
 
 
+def _names_framework(name: str) -> bool:
+    """_FRAMEWORK_RECEIVER.search(name), without compiling it at every start where the name is ASCII (where the
+    pattern's case-insensitive words are found in the lower-cased name)."""
+    if name.isascii():
+        lowered = name.lower()
+        return any(word in lowered for word in ("accelerator", "fabric", "engine", "deepspeed"))
+    return _FRAMEWORK_RECEIVER.search(name) is not None
+
+
 def is_framework_receiver(resolver: Resolver, receiver: ast.expr, scope: Scope, call: ast.Call) -> bool:
     """`accelerator.backward(loss)`, `fabric.backward(loss)`, `model_engine.backward(loss)`."""
     last = _last_name(receiver)
-    if last is not None and _FRAMEWORK_RECEIVER.search(last):
+    if last is not None and _names_framework(last):
         return True
     if _built_by(resolver, receiver, scope, _FRAMEWORK_PACKAGES):
         return True

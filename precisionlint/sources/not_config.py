@@ -39,7 +39,10 @@ _FLAT_PAIR = lazy_pattern(
 def reason(display: str, data: bytes, fmt: str) -> str | None:
     """Why the file is not a trainer config, or None when it may be one."""
     name = display.replace("\\", "/").rsplit("/", 1)[-1].lower()
-    if name in NAMES or _NAME_PATTERNS.search(name):
+    # Each of _NAME_PATTERNS' choices holds one of these words: a name without them is not compared with it (whose
+    # compilation costs a tenth of the rest of a one-file check).
+    if name in NAMES or (any(word in name for word in ("lock", "vocab", "tokenizer", "template"))
+                         and _NAME_PATTERNS.search(name)):
         return f"{name}: a lock file, package manifest, tokenizer vocabulary or template, never a trainer config"
     if fmt == "json" and _json_lines(data):
         return "JSON Lines (one record per line): data, not a config"
