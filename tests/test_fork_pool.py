@@ -265,3 +265,30 @@ def test_a_folders_first_worker_forks_before_its_files_are_found(
     assert _run(tmp_path / "small", 2)
     assert not _descendants()
     assert processes_at_discovery == [0, 1, 1]
+
+
+def test_a_worker_gives_back_its_heaps_free_pages_after_each_chunk(monkeypatch: pytest.MonkeyPatch) -> None:
+    """What an analysis freed goes back to the system after each chunk (glibc's malloc_trim), rather than each
+    worker keeping to the end of the run the most its largest analyses needed at once."""
+    import pickle
+    import platform
+    import sys
+
+    if sys.platform.startswith("linux") and platform.libc_ver()[0] == "glibc":
+        assert fork_pool._trimmer() is not None
+    calls: list[int] = []
+    monkeypatch.setattr(fork_pool, "_trimmer", lambda: calls.append)
+    task_read, task_write = os.pipe()
+    out_read, out_write = os.pipe()
+    arena = fork_pool._Arena()
+    try:
+        for number in (1, 2, 3):
+            payload = pickle.dumps((number, []))
+            os.write(task_write, len(payload).to_bytes(8, "little") + payload)
+        os.close(task_write)
+        fork_pool._serve(task_read, out_write, arena.fd, lambda chunk: [])
+        assert calls == [0, 0, 0]
+    finally:
+        arena.close()
+        for fd in (task_read, out_read, out_write):
+            os.close(fd)

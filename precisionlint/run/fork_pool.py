@@ -554,6 +554,7 @@ def _first_worker(pipes: Pipes, arena: int, warm: Callable[[], None], work: Work
 def _serve(tasks: int, out: int, arena: int, work: Work) -> None:
     """Run chunks until the task pipe closes: one frame in, one frame of results out."""
     inbox = bytearray()
+    trim = _trimmer()
     while True:
         while len(inbox) < _HEADER or len(inbox) < _HEADER + int.from_bytes(inbox[:_HEADER], "little"):
             part = os.read(tasks, _READ)
@@ -566,6 +567,27 @@ def _serve(tasks: int, out: int, arena: int, work: Work) -> None:
         chunk = [(index, source, os.pread(arena, place[1], place[0]) if place is not None else None)
                  for index, source, place in task]
         _send(out, (number, work(chunk)))
+        del chunk, task
+        if trim is not None:
+            trim(0)
+
+
+def _trimmer() -> Callable[[int], object] | None:
+    """glibc's malloc_trim, where there is one: after each chunk a worker gives the system back the free pages of
+    its heap. What a file's analysis freed stays in the heap otherwise (its objects of 512 bytes to 128 kB come
+    from malloc's heap, not pymalloc's arenas or their own maps), so that each worker held, to the end of the run,
+    the most its largest analyses ever needed at once, and the workers' sum peaked with all of them at their
+    highest together. A fraction of a millisecond a chunk."""
+    import sys
+
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        import ctypes
+
+        return ctypes.CDLL(None).malloc_trim  # type: ignore[no-any-return]
+    except (OSError, AttributeError):  # not glibc (musl has no malloc_trim)
+        return None
 
 
 def _send(out: int, message: object) -> None:
