@@ -37,7 +37,7 @@ def ran_out_of_memory(exc: BaseException) -> bool:
     if isinstance(exc, ImportError) and any(
             words in str(exc) for words in ("failed to map segment", "Cannot allocate memory")):
         return True
-    if isinstance(exc, SystemError) and _address_space_limited():
+    if isinstance(exc, SystemError) and address_space_limited(unknown=False):
         # CPython's own failure: a C function that failed without saying why ("error return without exception
         # set"). Under an address-space limit that is the limit's doing, however far below it the process is
         # again: the mapping that failed (a shared library's, loaded on first import) can be larger than _NEAR.
@@ -45,15 +45,19 @@ def ran_out_of_memory(exc: BaseException) -> bool:
     return near_the_limit()
 
 
-def _address_space_limited() -> bool:
+def address_space_limited(unknown: bool) -> bool:
+    """Whether the process may map only so much memory (RLIMIT_AS: `ulimit -v`); `unknown` where that cannot be
+    told (no such limit on this platform: False)."""
     if not sys.platform.startswith("linux"):
         return False
     try:
         import resource
-
-        return resource.getrlimit(resource.RLIMIT_AS)[0] != resource.RLIM_INFINITY
-    except (OSError, ValueError, ImportError, MemoryError):
+    except ImportError:  # pragma: no cover - not POSIX
         return False
+    try:
+        return resource.getrlimit(resource.RLIMIT_AS)[0] != resource.RLIM_INFINITY
+    except (OSError, ValueError, MemoryError):
+        return unknown
 
 
 def near_the_limit() -> bool:

@@ -354,8 +354,12 @@ def _work(chunk: list[tuple[int, SourceFile, bytes | None]]) -> list[tuple[int, 
 
 def spare_worker(paths: Sequence[str], jobs: int) -> Spare | None:
     """For a run that names a folder and may use a pool: its first worker, forked now, before the files are found
-    (fork_pool.Spare says why). The caller closes it at the end of the run (nothing, if a pool took it)."""
-    if jobs <= 1 or not can_fork() or _memory_limited() or not any(
+    (fork_pool.Spare says why). The caller closes it at the end of the run (nothing, if a pool took it).
+    Under an address-space limit (`ulimit -v`) no spare is forked: such a limit is met in imports, and a fork
+    that fails halfway must not unwind in a child (the pool forks later, where the run handles a failed fork)."""
+    from precisionlint.core.memory import address_space_limited
+
+    if jobs <= 1 or not can_fork() or address_space_limited(unknown=True) or not any(
             path != "-" and os.path.isdir(path) for path in paths):
         return None
     from precisionlint.run.fork_pool import Spare
@@ -364,21 +368,6 @@ def spare_worker(paths: Sequence[str], jobs: int) -> Spare | None:
         return Spare(jobs, _prepare, _work)
     except OSError:  # no fork now: a pool forks its own first worker later, if it can
         return None
-
-
-def _memory_limited() -> bool:
-    """Whether the process may map only so much memory (`ulimit -v`): then no spare is forked at the start of a
-    run, where such a limit is met in imports and a fork that fails halfway must not unwind in a child (the pool
-    forks later, as it always has, where the run handles a failed fork)."""
-    try:
-        import resource
-    except ImportError:  # pragma: no cover - not POSIX
-        return False
-    try:
-        soft, _hard = resource.getrlimit(resource.RLIMIT_AS)
-    except (OSError, ValueError):
-        return True
-    return soft != resource.RLIM_INFINITY
 
 
 def _start_pool(sources: Sequence[SourceFile], options: EngineOptions, jobs: int,
