@@ -292,3 +292,18 @@ def test_a_worker_gives_back_its_heaps_free_pages_after_each_chunk(monkeypatch: 
         arena.close()
         for fd in (task_read, out_read, out_write):
             os.close(fd)
+
+
+def test_the_warm_up_reads_the_projects_pins_without_keeping_every_folder(tmp_path: Path) -> None:
+    """The first worker reads the pins of the folders that hold a project's packaging files before it forks the
+    others; it does not list every folder of the tree, which every worker would then keep to the end."""
+    names = ["pyproject.toml", "setup.py", "train.py", "a/x.py", "b/y.py", "b/c/z.py", "b/c/conf.yaml"]
+    sources = []
+    for name in names:
+        path = tmp_path / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("x = 1\n")
+        fmt = "toml" if name.endswith(".toml") else "yaml" if name.endswith(".yaml") else "python"
+        sources.append(SourceFile(str(path), name, fmt))  # type: ignore[arg-type]
+    warmed = parallel._one_file_per_folder(sources)
+    assert len(warmed) == 1 and os.path.dirname(warmed[0]) == str(tmp_path)

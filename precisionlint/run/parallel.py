@@ -418,14 +418,23 @@ def _warm(sources: Sequence[SourceFile], options: EngineOptions) -> None:
     _warm_up(options.rules, {source.format for source in sources}, _one_file_per_folder(sources))
 
 
+# The files whose folders' pins the warm-up reads: the packaging files that make a folder a project's root.
+_ROOT_FILES = frozenset({"pyproject.toml", "setup.py", "setup.cfg"})
+
+
 def _one_file_per_folder(sources: Sequence[SourceFile]) -> list[str]:
-    return list({os.path.dirname(s.fs_path): s.fs_path for s in sources if s.format == "python"}.values())
+    """A file of each folder that holds a project's packaging file (pyproject.toml, setup.py, setup.cfg), the
+    folders whose pins the workers would each read (they declare most of a tree's versions). Not every folder:
+    each worker would keep the listing and project of every folder of the tree (a 4x tree: 1,640 folders), where
+    it needs those of the folders it meets."""
+    return list({os.path.dirname(s.fs_path): s.fs_path for s in sources
+                 if os.path.basename(s.fs_path) in _ROOT_FILES}.values())
 
 
 def _warm_up(rules: Sequence[Any], formats: set[str], python_files: list[str]) -> None:
     """In the first worker, before it forks the others: import what checking these files needs (the rules'
     modules, the Python parser's passes, YAML's loader when there are YAML files), so that every worker starts
-    with it. `python_files`: one Python file of each folder."""
+    with it. `python_files`: a file of each folder whose project's pins to read (_one_file_per_folder)."""
     import importlib
 
     for rule in rules:
@@ -446,8 +455,8 @@ def _warm_up(rules: Sequence[Any], formats: set[str], python_files: list[str]) -
         from precisionlint.sources.yaml_check import warm_up
 
         warm_up()
-    # The versions the project declares, which most Python files' rules ask for: each directory of the tree
-    # is listed, and its pin files read, once for all workers rather than once in each.
+    # The versions the projects declare, which most Python files' rules ask for: the pin files of each project's
+    # root (and the folders up to it) are read once for all workers rather than once in each.
     from precisionlint.project.model import current
 
     for path in python_files:
