@@ -97,12 +97,13 @@ def check_all(
     digests: dict[str, str] | None = None,
     spare: Spare | None = None,
 ) -> list[FileResult]:
-    """Results in the order of `sources`. Each file is read once; a path that leads to a file already read (a
-    symbolic or hard link) is not read again, and each distinct content (analysis identity) is analysed once,
-    or taken from `cache`: the other paths get a copy of the findings under their own name. `digests`, when
-    given, receives the digest of the content each file was analysed in, for the files that findings are in
-    (`check --add-noqa` edits a file only if it still holds that content). A pool, if one is started, takes
-    `spare` (spare_worker) as its first worker when it can."""
+    """Results in the order of `sources` (the files with nothing to report share one result, whose display is
+    empty: pair the results with `sources`, not by their display). Each file is read once; a path that leads to
+    a file already read (a symbolic or hard link) is not read again, and each distinct content (analysis
+    identity) is analysed once, or taken from `cache`: the other paths get a copy of the findings under their
+    own name. `digests`, when given, receives the digest of the content each file was analysed in, for the
+    files that findings are in (`check --add-noqa` edits a file only if it still holds that content). A pool,
+    if one is started, takes `spare` (spare_worker) as its first worker when it can."""
     from precisionlint.core.digest import content_digest
     from precisionlint.core.model import Finding
     from precisionlint.engine.check import check_bytes
