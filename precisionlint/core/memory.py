@@ -48,14 +48,8 @@ def ran_out_of_memory(exc: BaseException) -> bool:
 def address_space_limited(unknown: bool) -> bool:
     """Whether the process may map only so much memory (RLIMIT_AS: `ulimit -v`); `unknown` where that cannot be
     told (no such limit on this platform: False)."""
-    if not sys.platform.startswith("linux"):
-        return False
     try:
-        import resource
-    except ImportError:  # pragma: no cover - not POSIX
-        return False
-    try:
-        return resource.getrlimit(resource.RLIMIT_AS)[0] != resource.RLIM_INFINITY
+        return _address_space_limit() is not None
     except (OSError, ValueError, MemoryError):
         return unknown
 
@@ -63,16 +57,25 @@ def address_space_limited(unknown: bool) -> bool:
 def near_the_limit() -> bool:
     """The process has an address-space limit and uses all of it but _NEAR. False where this cannot be told
     (no limit, no /proc)."""
-    if not sys.platform.startswith("linux"):
-        return False
     try:
-        import resource
-
-        limit = resource.getrlimit(resource.RLIMIT_AS)[0]
-        if limit == resource.RLIM_INFINITY:
+        limit = _address_space_limit()
+        if limit is None:
             return False
         with open("/proc/self/statm", "rb") as statm:
             size = int(statm.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
-    except (OSError, ValueError, IndexError, ImportError, MemoryError):
+    except (OSError, ValueError, IndexError, MemoryError):
         return False
     return size + _NEAR >= limit
+
+
+def _address_space_limit() -> int | None:
+    """RLIMIT_AS's soft limit in bytes, None where there is none (or no such limit on this platform). Raises
+    OSError or ValueError where it cannot be read."""
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        import resource
+    except ImportError:  # pragma: no cover - not POSIX
+        return None
+    limit = resource.getrlimit(resource.RLIMIT_AS)[0]
+    return None if limit == resource.RLIM_INFINITY else limit
