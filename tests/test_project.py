@@ -549,3 +549,24 @@ def test_a_changed_vendored_package_pin_is_never_answered_from_the_cache(tmp_pat
     (tmp_path / "imagebind_part/ImageBind/requirements.txt").write_text("torch>=2.4\n")
     second = json.loads(_check(tmp_path, "--select", "deprecated-amp-api", "--output-format", "json", ".").stdout)
     assert [f["severity"] for f in second] == ["warning"]
+
+
+def test_above_a_named_folder_with_no_boundary_only_pins_count_not_the_packages_its_code_imports(
+        tmp_path: Path) -> None:
+    """No pyproject.toml, setup.py, setup.cfg or .git anywhere above: the project ends at the folder the user
+    named. A folder above it still lends its pins, but not those of a package that the folder's own code imports
+    (that code is not the project's: a home folder's or /tmp's, where looking for it read hundreds of files)."""
+    _write(tmp_path, {
+        "outer/ImageBind/requirements.txt": "torch==1.13.0\n",
+        "outer/ImageBind/data.py": "import torch\n",
+        "outer/run.py": "from ImageBind import data\n",
+        "outer/proj/engine.py": DEPRECATED,
+    })
+    args = ("--select", "deprecated-amp-api", "--output-format", "json", "--no-cache")
+    named_inner = json.loads(_check(tmp_path / "outer" / "proj", *args, ".").stdout)
+    assert [f["severity"] for f in named_inner] == ["warning"]
+    named_outer = json.loads(_check(tmp_path / "outer", *args, ".").stdout)
+    assert [(f["path"], f["severity"]) for f in named_outer] == [("proj/engine.py", "info")]
+    (tmp_path / "outer/requirements.txt").write_text("torch==1.13.0\n")  # a folder's own pins still count
+    named_inner = json.loads(_check(tmp_path / "outer" / "proj", *args, ".").stdout)
+    assert [f["severity"] for f in named_inner] == ["info"]

@@ -167,17 +167,19 @@ class Directory:
             self._imported_pins = table
         return self._imported_pins
 
-    def signature(self, now_ns: int | None = None) -> str:
+    def signature(self, now_ns: int | None = None, with_imported: bool = True) -> str:
         """Names and stat of the pin files: what a cached result's versions came from (see file_signature),
-        with those of the in-project packages this folder's code imports."""
+        with those of the in-project packages this folder's code imports unless `with_imported` is false (a
+        folder above the project's root: Project._tables does not read them there)."""
         parts = []
         for name in (*self.pin_files(), *(self.wide_files() if self.boundary else ())):
             signature = file_signature(os.path.join(self.path, name), now_ns)
             if signature is not None:
                 parts.append(f"{name}:{signature}")
-        for package in self.imported():
-            inner = package.signature(now_ns)
-            parts.append(f"{os.path.basename(package.path)}/[{inner}]")
+        if with_imported:
+            for package in self.imported():
+                inner = package.signature(now_ns)
+                parts.append(f"{os.path.basename(package.path)}/[{inner}]")
         return ",".join(parts)
 
     def _read(self) -> None:
@@ -304,12 +306,18 @@ class Project:
         """The declarations that speak for the project's files, nearest first, each read only when asked: a
         folder's own pins, then those of the in-project packages its code imports (a part's vendored package
         with its own requirements), then its parent's; at the boundary, the folders that hold the whole
-        project's environment (docker/environment.yml, requirements/base.txt)."""
+        project's environment (docker/environment.yml, requirements/base.txt). Above the root of a project
+        that declares no boundary (ProjectModel._unbounded_root: the highest folder the user named), a folder's
+        pins still count but not the packages its code imports: that code (a home folder's, /tmp's) is not
+        the project's, and looking for it read up to 400 Python files of each such folder for one file."""
+        inside_root = True
         for directory in self.chain:
             yield directory.pins
             if directory is self.chain[-1] and directory.boundary:
                 yield directory.wide_pins
-            yield directory.imported_pins
+            if inside_root:
+                yield directory.imported_pins
+            inside_root = inside_root and directory.path != self.root
 
     def is_package(self, name: str) -> bool:
         """Whether the project is that package itself (its packaging files give the name): its files then run

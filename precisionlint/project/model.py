@@ -104,10 +104,13 @@ class ProjectModel:
         chain ends at a boundary, which is the root."""
         if not chain or chain[-1].boundary:
             return None
-        inside = [directory.path for directory in chain
-                  if any(directory.path == top or directory.path.startswith(top.rstrip(os.sep) + os.sep)
-                         for top in self.tops)]
-        return inside[-1] if inside else chain[0].path
+        return self.root_of_unbounded([directory.path for directory in chain])
+
+    def root_of_unbounded(self, paths: list[str]) -> str:
+        """_unbounded_root of a chain with no boundary, given its folders' paths (the file's folder first)."""
+        inside = [path for path in paths
+                  if any(path == top or path.startswith(top.rstrip(os.sep) + os.sep) for top in self.tops)]
+        return inside[-1] if inside else paths[0]
 
     def pins_signature(self, folder: str, taken: dict[str, str] | None = None, now_ns: int | None = None) -> str:
         """What the versions of a file in `folder` come from, without the folder itself: the directories of its
@@ -116,14 +119,17 @@ class ProjectModel:
         run (folders share their parents)."""
         project = self.project_of_folder(folder)
         parts = []
+        inside_root = True  # the packages a folder's code imports count up to the project's root (Project._tables)
         for directory in project.chain:
-            signature = taken.get(directory.path) if taken is not None else None
+            key = directory.path if inside_root else directory.path + "\0above"
+            signature = taken.get(key) if taken is not None else None
             if signature is None:
-                signature = directory.signature(now_ns)
+                signature = directory.signature(now_ns, with_imported=inside_root)
                 if taken is not None:
-                    taken[directory.path] = signature
+                    taken[key] = signature
             if signature:
                 parts.append(f"{directory.path}={signature}")
+            inside_root = inside_root and directory.path != project.root
         return ";".join(parts)
 
     # -- the editor's view (the language server) ----------------------------------------------------------------

@@ -50,7 +50,8 @@ class ProjectContext:
         # directory -> the signature of its pin files and whether it is a project's boundary, for this run: what
         # the keys need of each folder, rather than the project model's Directory and Project for each (listing,
         # chain, caches), which this process would otherwise keep for every folder of the tree
-        self._directories: dict[str, tuple[str, bool]] = {}
+        # (with the packages its code imports, None until asked; without them, likewise)
+        self._directories: dict[str, tuple[str | None, str | None, bool]] = {}
         self._started = time.time_ns()  # before any file of the run is read
         # The stat of each file of the run, taken once: the engine's loop stats every file before reading it,
         # and a launcher's key needs the stat of every script of the run (icefall: 1,358 of them). Kept packed
@@ -100,20 +101,37 @@ class ProjectContext:
         made here is not kept in the model (the model's own is used where it has one)."""
         from precisionlint.project import Directory
 
-        parts = []
+        made: dict[str, Directory] = {}  # listed by this call: not listed twice, not kept after it
+
+        def known(path: str) -> tuple[str | None, str | None, bool]:
+            found = self._directories.get(path)
+            if found is None:
+                directory = made[path] = self._model.directories.get(path) or Directory(path, self._model)
+                found = self._directories[path] = (None, None, directory.boundary)
+            return found
+
+        chain: list[str] = []
         current = folder
         for _ in range(64):  # as ProjectModel.project_of_folder's chain
-            known = self._directories.get(current)
-            if known is None:
-                directory = self._model.directories.get(current) or Directory(current, self._model)
-                known = self._directories[current] = (directory.signature(self._started), directory.boundary)
-            signature, boundary = known
-            if signature:
-                parts.append(f"{current}={signature}")
+            chain.append(current)
             parent = os.path.dirname(current)
-            if boundary or parent == current:
+            if known(current)[2] or parent == current:
                 break
             current = parent
+        # The packages a folder's code imports count up to the project's root (project.Project._tables)
+        root = chain[-1] if known(chain[-1])[2] else self._model.root_of_unbounded(chain)
+        parts = []
+        inside_root = True
+        for path in chain:
+            whole, own, boundary = known(path)
+            signature = whole if inside_root else own
+            if signature is None:
+                directory = made.get(path) or self._model.directories.get(path) or Directory(path, self._model)
+                signature = directory.signature(self._started, with_imported=inside_root)
+                self._directories[path] = (signature, own, boundary) if inside_root else (whole, signature, boundary)
+            if signature:
+                parts.append(f"{path}={signature}")
+            inside_root = inside_root and path != root
         return ";".join(parts)
 
     def reads_folder(self, source: SourceFile, data: bytes) -> bool:
