@@ -128,15 +128,16 @@ class ScriptReads:
     def __init__(self, project: Project, path: str, tree: ast.Module) -> None:
         import ast
 
-        from precisionlint.frameworks.python_calls import import_aliases
-        from precisionlint.sources.python_index import walk
+        from precisionlint.sources.python_index import aliases_of, walk
 
         self.project = project
         self.path = path
         self.tree = tree
         # the nodes of one walk (ast.walk's order), for every pass below: each walked the whole tree again
         self.nodes = walk(tree)
-        self.aliases = import_aliases(tree)
+        # the imports in the walk's order, as python_calls.import_aliases takes them (without a walk of its own)
+        self.aliases = aliases_of([node for node in self.nodes if type(node) is ast.Import
+                                   or type(node) is ast.ImportFrom])
         self.options = _argparse_defaults(tree, self.nodes)
         self.constants = _constants(tree.body)
         from precisionlint.project import display_path

@@ -81,7 +81,9 @@ def imported_packages(path: str, names: Collection[str]) -> list[str]:
             elif is_file and name.endswith(".py") and read < _MAX_FILES:
                 read += 1
                 text = _text(os.path.join(folder, name))
-                if text:
+                # The pattern only where the text names a candidate not yet found: a scan for a name is a
+                # fraction of the pattern's, which is tried at every position of the text
+                if text and any(candidate in text for candidate in candidates if candidate not in found):
                     found.update(match.group(1) for match in pattern.finditer(text))
     return [name for name in candidates if name in found]
 

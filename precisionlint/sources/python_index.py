@@ -156,19 +156,7 @@ class PythonIndex:
         """Local name -> dotted origin for the module's imports (top level and inside functions); where a name
         is imported twice, the later in walk order wins."""
         if self._aliases is None:
-            aliases: dict[str, str] = {}
-            for node in self.imports:
-                if isinstance(node, ast.Import):
-                    for alias in node.names:
-                        if alias.asname:
-                            aliases[alias.asname] = alias.name
-                        else:
-                            top = alias.name.split(".")[0]
-                            aliases[top] = top
-                elif node.module and node.level == 0:
-                    for alias in node.names:
-                        aliases[alias.asname or alias.name] = f"{node.module}.{alias.name}"
-            self._aliases = aliases
+            self._aliases = aliases_of(self.imports)
         return self._aliases
 
     def module_constant_names(self) -> set[str]:
@@ -314,6 +302,24 @@ def _assignments(tree: ast.AST) -> dict[str, int]:
                 if type(target) is ast.Name:
                     assigned[target.id] = assigned.get(target.id, 0) + 1  # type: ignore[attr-defined]
     return assigned
+
+
+def aliases_of(imports: list[ast.Import | ast.ImportFrom]) -> dict[str, str]:
+    """Local name -> dotted origin of these import statements; where a name is imported twice, the later wins
+    (PythonIndex.import_aliases gives them in walk order)."""
+    aliases: dict[str, str] = {}
+    for node in imports:
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.asname:
+                    aliases[alias.asname] = alias.name
+                else:
+                    top = alias.name.split(".")[0]
+                    aliases[top] = top
+        elif node.module and node.level == 0:
+            for alias in node.names:
+                aliases[alias.asname or alias.name] = f"{node.module}.{alias.name}"
+    return aliases
 
 
 _ALL_FIELDS: dict[type, tuple[str, ...]] = {}
