@@ -55,11 +55,14 @@ def check_source(source: SourceFile, options: EngineOptions, data: bytes | None 
 #   which ast.parse alone takes 750), 990 for ast.parse alone on one dense list literal (tests/test_memory_limit).
 _PYTHON_NODE_MARKS = (b",", b"(", b"[", b"{", b".", b"=", b":", b"\n", b"+", b"-", b"*")
 _PYTHON_BYTES_PER_MARK = 1_050
-# - YAML: per line and per flow-collection comma (about one node each): libyaml's composed nodes (two marks
-#   each), then the tree built from them as they are let go. The generated 5 MB trainer config (206,000 lines)
-#   peaks 251 MB above the interpreter, 1,220 bytes a line; its CSafeLoader compose alone 166 MB.
+# - YAML: per line and per flow-collection comma (about one node each): the tree built from libyaml's events as
+#   they are parsed. The generated 5 MB trainer config (219,686 marks) peaks 94 MB above the interpreter, 428
+#   bytes a mark (its CSafeLoader compose alone 167 MB). A file that takes the round-trip path (anchors, tags
+#   of the standard kind, directives: sources/yaml_check) costs ruamel's tree: the same config read there
+#   grows by 427 MB, 1,940 bytes a mark.
 _YAML_MARKS = (b"\n", b",")
-_YAML_BYTES_PER_MARK = 1_250
+_YAML_BYTES_PER_MARK = 440
+_YAML_ROUND_TRIP_BYTES_PER_MARK = 2_000
 # - JSON: json.loads validates it (8x its size at its peak) and the scan builds the tree of all but its big
 #   containers, which it leaves unbuilt until read (sources/json_source): the generated 20 MB DeepSpeed config
 #   with a tokenizer payload peaks 194 MB above the interpreter, 9.7x. A file of many small objects that are
@@ -79,7 +82,11 @@ def estimated_memory(data: bytes, fmt: Format) -> int:
     if fmt == "python":
         return sum(data.count(mark) for mark in _PYTHON_NODE_MARKS) * _PYTHON_BYTES_PER_MARK
     if fmt == "yaml":
-        return sum(data.count(mark) for mark in _YAML_MARKS) * _YAML_BYTES_PER_MARK
+        from precisionlint.sources.yaml_check import may_need_round_trip
+
+        text = data.decode("utf-8", "replace")  # a big file's text, which its check decodes next anyway
+        per_mark = _YAML_ROUND_TRIP_BYTES_PER_MARK if may_need_round_trip(text) else _YAML_BYTES_PER_MARK
+        return sum(data.count(mark) for mark in _YAML_MARKS) * per_mark
     if fmt == "json":
         return len(data) * _JSON_BYTES_PER_BYTE
     if fmt == "notebook":

@@ -1,4 +1,4 @@
-"""YAML for checking only: libyaml's composer (PyYAML's CParser), with the round-trip loader's results.
+"""YAML for checking only: libyaml's parser (PyYAML's CParser), with the round-trip loader's results.
 
 `check` needs each key's and value's position and each scalar's value, never a tree it can write back: only
 --fix, --diff and --write need ruamel's round-trip tree, and fix.py loads it itself. Measured on the 1,305 YAML
@@ -6,8 +6,9 @@ files of 50 public training repositories that pass the prefilter (9.9 MB; benchm
 table): ruamel's round-trip load 29.1 s of CPU, ruamel's compose alone 32.6 s, ruamel's safe load 27.6 s,
 PyYAML's pure-Python compose 20.2 s, libyaml's compose 1.0 s (28x faster than the round-trip load).
 
-Composing builds nodes with marks (character offsets) and constructs no Python object from any tag, so it is as
-safe as the safe loader. Scalars are resolved here with ruamel's own YAML 1.2 resolver (the round-trip loader's:
+The tree is built from libyaml's events as they are parsed (no composed graph of the whole file: a 5 MB config
+peaks at 19 bytes per byte instead of 50), and no Python object is constructed from any tag, so it is as safe as
+the safe loader. Scalars are resolved here with ruamel's own YAML 1.2 resolver (the round-trip loader's:
 `yes` and `on` stay strings, `010` is 10), so values are the ones the round-trip path gives. Whatever this module
 does not reproduce exactly is handed to that path (precisionlint.sources.yaml_source) whole, so its semantics,
 messages and positions rule there: a file with anchors, aliases, merge keys, standard (`!!`) or verbatim tags or
@@ -66,6 +67,15 @@ _REMEMBERED_LENGTH = 64
 
 def _unusual(text: str) -> bool:
     """Whether the text may need the round-trip path (see above)."""
+    if may_need_round_trip(text, anchors=False):
+        return True
+    return "&" in text and _ANCHOR.search(text) is not None and _anchored(text)
+
+
+def may_need_round_trip(text: str, anchors: bool = True) -> bool:
+    """_unusual without parsing: an `&` that looks like an anchor counts (unless `anchors` is false), even
+    inside a block scalar. For the memory estimate of a big file, which the round-trip path would cost about
+    four times as much as this one (engine.check.estimated_memory)."""
     if "\r" in text or "\ufeff" in text:
         return True
     if "%" in text and (text.startswith("%") or "\n%" in text):  # a directive
@@ -74,7 +84,7 @@ def _unusual(text: str) -> bool:
         return True
     if ("!!" in text or "!<" in text) and _TAG.search(text) is not None:
         return True
-    return "&" in text and _ANCHOR.search(text) is not None and _anchored(text)
+    return anchors and "&" in text and _ANCHOR.search(text) is not None
 
 
 def _anchored(text: str) -> bool:
@@ -107,36 +117,34 @@ def warm_up() -> None:
     _tools()
 
 
-def _tools() -> Any:
-    """(compose_all, libyaml's composer, node classes, ruamel's resolver, YAMLError), or None without libyaml."""
+class _Tools:
+    """What this path uses of PyYAML, imported once: libyaml's parser, the event classes, YAMLError; and
+    ruamel's resolver of a plain scalar's tag."""
+
+    def __init__(self, yaml: Any, resolve: Resolve) -> None:
+        from yaml.cyaml import CParser
+
+        self.parser: Any = CParser  # its events only: composing and resolving tags are this module's
+        self.resolve = resolve
+        self.error: type[Exception] = yaml.YAMLError
+        self.mapping_start, self.mapping_end = yaml.MappingStartEvent, yaml.MappingEndEvent
+        self.sequence_start, self.sequence_end = yaml.SequenceStartEvent, yaml.SequenceEndEvent
+        self.scalar, self.alias = yaml.ScalarEvent, yaml.AliasEvent
+        self.document_start, self.stream_end = yaml.DocumentStartEvent, yaml.StreamEndEvent
+
+
+def _tools() -> _Tools | None:
+    """PyYAML's parts this path uses, or None without libyaml."""
     if "tools" not in _STATE:
         try:
             import yaml  # PyYAML
 
             if not getattr(yaml, "__with_libyaml__", False):
                 raise ImportError("PyYAML without libyaml")
-            resolve = _scalar_resolver()
-
-            from yaml.cyaml import CParser
-
-            class Composer(CParser):  # type: ignore[misc]
-                """libyaml's parser and composer, without PyYAML's tag resolution: this module reads no node's
-                tag (ruamel's resolver above decides), so the resolver's Python call per scalar is saved."""
-
-                def resolve(self, kind: Any, value: Any, implicit: Any) -> str:
-                    return ""
-
-                def descend_resolver(self, current_node: Any, current_index: Any) -> None:
-                    pass
-
-                def ascend_resolver(self) -> None:
-                    pass
-
-            _STATE["tools"] = (yaml.compose_all, Composer, yaml.MappingNode, yaml.SequenceNode,
-                               yaml.ScalarNode, resolve, yaml.YAMLError)
+            _STATE["tools"] = _Tools(yaml, _scalar_resolver())
         except ImportError:
             _STATE["tools"] = None
-    return _STATE["tools"]
+    return _STATE["tools"]  # type: ignore[no-any-return]
 
 
 # Texts whose tags the table lookup must agree on with ruamel's own call before it is used.
@@ -264,32 +272,21 @@ def load(path: str, text: str, limits: Limits) -> Document:
     tools = _tools()
     if tools is None or _unusual(text):
         return yaml_source.load(path, text, limits)
-    compose_all, loader, *_, error = tools
-    try:
-        roots_composed = list(compose_all(text, Loader=loader))
-    except (error, ValueError, TypeError):
-        return yaml_source.load(path, text, limits)  # its messages and positions for a broken file
     if yaml_source._flow_too_deep(text, limits.max_depth):
-        return yaml_source.load(path, text, limits)  # raises the same LimitError
+        return yaml_source.load(path, text, limits)  # its message for a broken file, else the same LimitError
     starts = line_starts(text)
-    walker = _ComposedWalker(text, starts, NodeBudget(limits.max_nodes, limits.max_depth), tools)
-    # Each composed collection lets go of its members once converted, so the composed graph (nodes with two
-    # marks each: 33 bytes per byte of a big config) shrinks as the tree grows instead of peaking beside all of
-    # it. Nothing reads a composed node twice (an alias is _Unsupported), and the round-trip path re-reads the
-    # text.
+    walker = _EventWalker(text, starts, NodeBudget(limits.max_nodes, limits.max_depth), tools)
     try:
-        roots = []
-        while roots_composed:
-            roots.append(walker.convert(roots_composed.pop(0), 0, 0))
+        roots = walker.documents()
     except _Unsupported:
-        return yaml_source.load(path, text, limits)
+        return yaml_source.load(path, text, limits)  # its messages and positions for a broken file too
     document = Document(path=path, text=text, format="yaml", tree=roots)
     document.line_starts = starts
     return document
 
 
 _UNFOUND = -1
-_CONVERTED: list[Any] = []  # what a converted composed collection holds instead of its members
+_NO_MEMBERS: tuple[()] = ()  # every scalar's entries and items: read, never added to
 
 
 class _Scalar(Node):
@@ -300,7 +297,13 @@ class _Scalar(Node):
     _end: int
 
     def __init__(self, start: int, value: Any, flow: bool, ends: Any) -> None:
-        super().__init__("scalar", start, _UNFOUND, value)
+        # Node's fields, without the two empty lists Node.__init__ makes: a scalar holds no entries and no
+        # items, and two lists are 112 bytes of each of a big config's scalars (a fifth of its tree).
+        self.kind = "scalar"
+        self.start = start
+        self._end = _UNFOUND
+        self.value = value
+        self.entries = self.items = _NO_MEMBERS  # type: ignore[assignment]
         self._flow = flow
         self._ends = ends
 
@@ -352,20 +355,29 @@ class _Entry(Entry):
         self._removal = value
 
 
-class _ComposedWalker:
-    """The round-trip walker's conversion (yaml_source._Walker), from composed nodes instead of loaded values."""
+class _EventWalker:
+    """The round-trip walker's conversion (yaml_source._Walker), from libyaml's events as they are parsed
+    instead of loaded values. No composed graph of the whole file (nodes with two marks each: 33 bytes per byte
+    of a big config) is held beside the tree, only the tree: an event carries what a composed node did (a
+    scalar's text, style and marks; a collection's flow style).
 
-    def __init__(self, text: str, starts: list[int], budget: NodeBudget, tools: Any) -> None:
+    What composing the whole file first decided is kept: a file libyaml rejects anywhere, or with an alias (the
+    composer refused an alias to no anchor, and anchored files never come here), goes to the round-trip path
+    (_Unsupported) even where a limit of this walk is met earlier in the file."""
+
+    def __init__(self, text: str, starts: list[int], budget: NodeBudget, tools: _Tools) -> None:
         from precisionlint.sources.yaml_source import _Walker
 
         self.text = text
         self.budget = budget
-        self.visited: set[int] = set()
         self.scalar_end = _Walker(text, starts, budget)._scalar_end  # the same extents as the other path
-        _, _, self.Mapping, self.Sequence, self.Scalar, self.resolve, _ = tools
+        self.tools = tools
+        self.Scalar = tools.scalar
+        self.resolve = tools.resolve
+        self.parser = tools.parser(text)
 
     def value(self, node: Any) -> Any:
-        if not isinstance(node, self.Scalar):
+        if type(node) is not self.Scalar:
             raise _Unsupported("a collection where a scalar is expected")
         text = node.value
         # Quoted, literal or folded: always a string. A local tag (HyperPyYAML's `!ref <x>`, `!name:f`): the
@@ -412,7 +424,7 @@ class _ComposedWalker:
         nothing after it) the next token, where ruamel's parser notices the value is empty (libyaml puts it
         right after the colon)."""
         index = node.start_mark.index
-        if isinstance(node, self.Scalar) and node.value == "" and not node.style \
+        if type(node) is self.Scalar and node.value == "" and not node.style \
                 and not self.text.startswith("!", index):  # a tagged empty value starts at its tag
             if flow:
                 raise _Unsupported("an empty value in a flow collection")
@@ -425,46 +437,92 @@ class _ComposedWalker:
             return following
         return index
 
-    def convert(self, node: Any, depth: int, start: int, flow: bool = False) -> Node:
+
+
+    def next(self) -> Any:
+        try:
+            event = self.parser.get_event()
+        except (self.tools.error, ValueError, TypeError):
+            raise _Unsupported("a file libyaml rejects") from None
+        if type(event) is self.tools.alias:
+            raise _Unsupported("an alias")
+        return event
+
+    def documents(self) -> list[Node]:
+        from precisionlint.sources import LimitError
+
+        roots: list[Node] = []
+        stream_end, document_start = self.tools.stream_end, self.tools.document_start
+        try:
+            while True:
+                event = self.next()
+                if type(event) is stream_end:
+                    return roots
+                if type(event) is document_start:
+                    roots.append(self.convert(self.next(), 0, 0))
+        except LimitError:
+            while type(self.next()) is not stream_end:  # the rest of the file, as composing read it first
+                pass
+            raise
+        finally:
+            self.parser.dispose()
+
+    def skip(self, event: Any) -> None:
+        """Read past the node that starts with `event` (its events, unconverted)."""
+        tools = self.tools
+        starts, ends = (tools.mapping_start, tools.sequence_start), (tools.mapping_end, tools.sequence_end)
+        depth = 1 if type(event) in starts else 0
+        while depth:
+            kind = type(self.next())
+            if kind in starts:
+                depth += 1
+            elif kind in ends:
+                depth -= 1
+
+    def convert(self, event: Any, depth: int, start: int, flow: bool = False) -> Node:
         self.budget.take(depth)
-        visited = self.visited
-        if id(node) in visited:
-            raise _Unsupported("an alias")  # composed aliases are the anchored node itself
-        visited.add(id(node))
         text = self.text
-        kind = type(node)
-        if kind is self.Mapping:
+        kind = type(event)
+        if kind is self.tools.mapping_start:
             result = Node("map", start, start)
             entries = result.entries
-            is_flow = bool(node.flow_style)
+            is_flow = bool(event.flow_style)
             seen: set[Any] = set()
-            scalar_end, value, value_start, convert = self.scalar_end, self.value, self.value_start, self.convert
-            for key_node, value_node in node.value:
-                mark = key_node.start_mark
+            scalar_end, value, value_start, convert, read = (self.scalar_end, self.value, self.value_start,
+                                                             self.convert, self.next)
+            end = self.tools.mapping_end
+            while True:
+                key_event = read()
+                if type(key_event) is end:
+                    return result
+                mark = key_event.start_mark
                 k_start = mark.index
                 if text.startswith("!", k_start):
                     raise _Unsupported("a tagged key")
-                key = value(key_node)
-                if key == "<<" and not key_node.style:
+                key = value(key_event)
+                if key == "<<" and not key_event.style:
                     raise _Unsupported("a merge key")
                 if key in seen:  # equal as Python keys (1, 1.0 and true are one key), as in the loaded mapping
                     raise _Unsupported("a duplicate key")  # the round-trip path decides what that means
                 seen.add(key)
-                v_start = value_start(value_node, is_flow, mark.column)
-                child = convert(value_node, depth + 1, v_start, is_flow)
+                value_event = read()
+                v_start = value_start(value_event, is_flow, mark.column)
+                child = convert(value_event, depth + 1, v_start, is_flow)
                 entries.append(_Entry(str(key), k_start, child, is_flow, scalar_end, text))
-            node.value = _CONVERTED  # its composed members (nodes and marks) go as the tree grows: see load()
-            return result
-        if kind is self.Sequence:
-            if text.startswith("!", node.start_mark.index):
-                # ruamel's round-trip tree keeps no positions for the items of a tagged sequence
-                # (`!apply:f [...]`), so its walker lists none: the same here.
-                return Node("seq", start, start)
+        if kind is self.tools.sequence_start:
             result = Node("seq", start, start)
-            is_flow = bool(node.flow_style)
+            # ruamel's round-trip tree keeps no positions for the items of a tagged sequence (`!apply:f [...]`),
+            # so its walker lists none: the same here.
+            tagged = text.startswith("!", event.start_mark.index)
+            is_flow = bool(event.flow_style)
             items = result.items
-            for item in node.value:
-                items.append(self.convert(item, depth + 1, self.value_start(item, True), is_flow))
-            node.value = _CONVERTED
-            return result
-        return _Scalar(start, self.value(node), flow, self.scalar_end)
+            end = self.tools.sequence_end
+            while True:
+                item = self.next()
+                if type(item) is end:
+                    return result
+                if tagged:
+                    self.skip(item)
+                else:
+                    items.append(self.convert(item, depth + 1, self.value_start(item, True), is_flow))
+        return _Scalar(start, self.value(event), flow, self.scalar_end)
