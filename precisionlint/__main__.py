@@ -1,8 +1,8 @@
-"""`python -m precisionlint`: the console script's entry point (precisionlint.cli.entry), whose own import may
+"""`python -m precisionlint`: the console script's entry point (precisionlint.cli.entry.program), whose own import may
 meet a memory limit (`ulimit -v`) too: one line and exit code 2, as anywhere later, not a traceback."""
 
 try:
-    from precisionlint.cli.entry import main
+    from precisionlint.cli.entry import program
 except MemoryError:
     import os
 
@@ -13,4 +13,4 @@ except MemoryError:
         os._exit(2)
 
 if __name__ == "__main__":
-    main()
+    program()

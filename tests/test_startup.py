@@ -680,3 +680,51 @@ def test_the_string_tests_before_a_pattern_answer_as_the_pattern() -> None:
         lowered = name.lower()
         assert (reason(name, b"", "yaml") is not None) == (
             lowered in NAMES or bool(file_names.search(lowered))), name
+
+
+TEARDOWN_PROBE = r"""
+import atexit, os, sys
+told = int(sys.argv[1])
+atexit.register(lambda: os.write(told, b"exit functions ran"))
+end_now = os._exit
+parent = os.getpid()
+def ending(code):  # the process ends here, without the teardown that sys.exit's normal exit runs
+    if os.getpid() == parent:  # not a folder's forked worker ending
+        os.write(told, b"; ended at once with %d" % code)
+    end_now(code)
+os._exit = ending
+sys.argv = ["precisionlint", *sys.argv[2:]]
+from precisionlint.cli.entry import program
+program()
+"""
+
+
+def test_the_program_ends_a_one_file_check_without_the_interpreters_teardown(tmp_path: Path) -> None:
+    """The teardown frees every object of the hundred modules a run imported, one by one: more than checking a
+    small file takes. The program (console script, `python -m precisionlint`) ends a one-file check without it,
+    after the exit functions have run and the output is flushed: the report is whole and the exit code the
+    check's. A check of a folder ends as usual, and so does main() for a caller in the same process."""
+    for file_name, text in _benchmark_files().items():
+        (tmp_path / file_name).write_text(text)
+    (tmp_path / ".git").mkdir()
+
+    def run(*args: str) -> tuple[str, subprocess.CompletedProcess[str]]:
+        read, write = os.pipe()
+        env = {**os.environ, "PYTHONPATH": str(ROOT)}
+        with os.fdopen(read) as said:
+            result = subprocess.run([sys.executable, "-c", TEARDOWN_PROBE, str(write), *args], cwd=tmp_path, env=env,
+                                    text=True, capture_output=True, timeout=120, pass_fds=(write,))
+            os.close(write)
+            return said.read(), result
+
+    one, one_result = run("check", "--no-progress", "--no-cache", "train.py")
+    assert one == "exit functions ran; ended at once with 1", one
+    assert one_result.returncode == 1 and "train.py:" in one_result.stdout and "in 1 file checked." in one_result.stdout
+    folder, folder_result = run("check", "--no-progress", "--no-cache", ".")
+    assert folder == "exit functions ran" and folder_result.returncode == 1
+    in_process = subprocess.run(
+        [sys.executable, "-c", "import sys\nsys.argv = ['precisionlint', 'check', '--no-progress', 'train.py']\n"
+         "from precisionlint.cli.entry import main\ntry:\n    main()\nexcept SystemExit as done:\n"
+         "    print('SystemExit', done.code)\n"], cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(ROOT)},
+        text=True, capture_output=True, timeout=120)
+    assert in_process.stdout.strip().endswith("SystemExit 1"), in_process.stdout
