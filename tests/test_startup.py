@@ -498,6 +498,17 @@ main()
 """
 
 
+def _probe_run(probe: str, folder: Path, *args: str) -> tuple[str, subprocess.CompletedProcess[str]]:
+    """Run a probe script (`python -c PROBE FD ARGS...`) in `folder`: what it wrote to the pipe FD, and the run."""
+    read, write = os.pipe()
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    with os.fdopen(read) as said:
+        result = subprocess.run([sys.executable, "-c", probe, str(write), *args], cwd=folder, env=env,
+                                text=True, capture_output=True, timeout=120, pass_fds=(write,))
+        os.close(write)
+        return said.read(), result
+
+
 def test_the_collector_stays_off_for_one_file_and_on_for_a_folder(tmp_path: Path) -> None:
     """Start-up is mostly imports, which the cyclic garbage collector walks over and over while they are made:
     a one-file check runs with it off (the same findings), while a check of a folder, whose files' analyses need
@@ -506,17 +517,9 @@ def test_the_collector_stays_off_for_one_file_and_on_for_a_folder(tmp_path: Path
         (tmp_path / file_name).write_text(text)
     (tmp_path / ".git").mkdir()
 
-    def collector(*args: str) -> tuple[str, str]:
-        read, write = os.pipe()
-        env = {**os.environ, "PYTHONPATH": str(ROOT)}
-        with os.fdopen(read) as said:
-            result = subprocess.run([sys.executable, "-c", GC_PROBE, str(write), *args], cwd=tmp_path, env=env,
-                                    text=True, capture_output=True, timeout=120, pass_fds=(write,))
-            os.close(write)
-            return said.read(), result.stdout
-
-    one, one_output = collector("check", "--no-progress", "--no-cache", "train.py")
-    folder, folder_output = collector("check", "--no-progress", "--no-cache", ".")
+    one, one_result = _probe_run(GC_PROBE, tmp_path, "check", "--no-progress", "--no-cache", "train.py")
+    folder, folder_result = _probe_run(GC_PROBE, tmp_path, "check", "--no-progress", "--no-cache", ".")
+    one_output, folder_output = one_result.stdout, folder_result.stdout
     assert one == "collector off" and folder == "collector on"
     assert "train.py:5:1: PL201" in one_output and "train.py:5:1: PL201" in folder_output
 
@@ -708,19 +711,10 @@ def test_the_program_ends_a_one_file_check_without_the_interpreters_teardown(tmp
         (tmp_path / file_name).write_text(text)
     (tmp_path / ".git").mkdir()
 
-    def run(*args: str) -> tuple[str, subprocess.CompletedProcess[str]]:
-        read, write = os.pipe()
-        env = {**os.environ, "PYTHONPATH": str(ROOT)}
-        with os.fdopen(read) as said:
-            result = subprocess.run([sys.executable, "-c", TEARDOWN_PROBE, str(write), *args], cwd=tmp_path, env=env,
-                                    text=True, capture_output=True, timeout=120, pass_fds=(write,))
-            os.close(write)
-            return said.read(), result
-
-    one, one_result = run("check", "--no-progress", "--no-cache", "train.py")
+    one, one_result = _probe_run(TEARDOWN_PROBE, tmp_path, "check", "--no-progress", "--no-cache", "train.py")
     assert one == "exit functions ran; ended at once with 1", one
     assert one_result.returncode == 1 and "train.py:" in one_result.stdout and "in 1 file checked." in one_result.stdout
-    folder, folder_result = run("check", "--no-progress", "--no-cache", ".")
+    folder, folder_result = _probe_run(TEARDOWN_PROBE, tmp_path, "check", "--no-progress", "--no-cache", ".")
     assert folder == "exit functions ran" and folder_result.returncode == 1
     in_process = subprocess.run(
         [sys.executable, "-c", "import sys\nsys.argv = ['precisionlint', 'check', '--no-progress', 'train.py']\n"
