@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given
+from hypothesis import settings as hypothesis_settings
+from hypothesis import strategies as st
 
 from precisionlint.core.model import UNRESOLVED, Confidence, Span
 from precisionlint.frameworks.documents import load_document
@@ -198,3 +201,12 @@ def test_the_cycle_free_literal_eval_gives_what_ast_literal_eval_gives(text: str
             return "error", None
 
     assert outcome(literal_eval) == outcome(ast.literal_eval)
+
+
+@hypothesis_settings(max_examples=500, deadline=None)
+@given(st.text(alphabet="ab\n\r\u2028é", max_size=40))
+def test_line_starts_are_the_offsets_after_each_newline(text: str) -> None:
+    """core.lines.line_starts: 0, then the offset after every `\\n` (a lone CR or U+2028 ends no line there)."""
+    from precisionlint.core.lines import line_starts
+
+    assert line_starts(text) == [0, *(offset + 1 for offset, character in enumerate(text) if character == "\n")]
