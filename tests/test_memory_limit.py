@@ -107,3 +107,29 @@ def test_a_system_error_under_an_address_space_limit_is_running_out_of_memory() 
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.split() == ["False", "True", "False"]
+
+
+OUT_OF_MEMORY_PROBE = r"""
+import atexit, os, sys
+atexit.register(lambda: os.write(1, b"the interpreter's normal exit ran"))
+from precisionlint.cli import check_command
+def runs_out(values):
+    check_command.out_of_memory()
+    return check_command.EXIT_ERROR
+check_command.execute = runs_out
+sys.argv = ["precisionlint", "check", "--no-progress", "."]
+from precisionlint.cli.entry import main
+main()
+"""
+
+
+def test_a_run_that_said_it_ran_out_of_memory_ends_at_once(tmp_path: Path) -> None:
+    """Once a run has said it ran out of memory, the process ends without the interpreter's normal exit, whose
+    teardown under the same limit printed a `MemoryError` line for each object it failed to free (seen under
+    `ulimit -v` on the example project): stderr holds the one line, and the code is 2."""
+    root = Path(__file__).resolve().parent.parent
+    done = subprocess.run([sys.executable, "-c", OUT_OF_MEMORY_PROBE], cwd=tmp_path, capture_output=True,
+                          text=True, timeout=120, env={"PYTHONPATH": str(root), "PATH": ""})
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.startswith("precisionlint: error: out of memory: ") and len(done.stderr.splitlines()) == 1
+    assert "normal exit ran" not in done.stdout

@@ -33,6 +33,22 @@ OUT_OF_MEMORY = ("precisionlint: error: out of memory: this run needs more memor
                  "memory limit such as `ulimit -v`?); check fewer files at a time or allow more memory\n")
 
 
+_SAID_OUT_OF_MEMORY: list[bool] = []  # one entry once the run has said it ran out of memory
+
+
+def out_of_memory() -> None:
+    """Say that the run ran out of memory: one line. The process then ends without the interpreter's teardown
+    (cli.entry), which under the same limit can print a `MemoryError` line for each object it fails to free."""
+    from precisionlint.core.streams import write_error
+
+    write_error(OUT_OF_MEMORY)
+    _SAID_OUT_OF_MEMORY.append(True)
+
+
+def said_out_of_memory() -> bool:
+    return bool(_SAID_OUT_OF_MEMORY)
+
+
 def internal_error(exc: BaseException) -> None:
     """A bug: one clear line (the traceback on request) instead of a traceback."""
     if os.environ.get("PRECISIONLINT_DEBUG"):
@@ -43,7 +59,7 @@ def internal_error(exc: BaseException) -> None:
     from precisionlint.core.streams import write_error
 
     if ran_out_of_memory(exc):  # a memory limit (ulimit -v, a container's), not a bug
-        write_error(OUT_OF_MEMORY)
+        out_of_memory()
         return
     detail = " ".join(str(exc).split())[:300]
     write_error(
@@ -196,11 +212,11 @@ def execute(values: dict[str, Any]) -> int:
     except OSError as exc:  # a full disk, /dev/full, a closed descriptor
         import errno
 
-        from precisionlint.core.streams import describe, discard_stdout, write_error
+        from precisionlint.core.streams import describe, discard_stdout
 
         discard_stdout()
         if exc.errno == errno.ENOMEM:  # a memory limit met while writing: said as wherever else it is met
-            write_error(OUT_OF_MEMORY)
+            out_of_memory()
         else:
             error(f"cannot write the report to standard output: {describe(exc)}")
         return EXIT_ERROR

@@ -98,8 +98,10 @@ def _main() -> None:
                 sys.exit(check_command.EXIT_ERROR)
             except Exception as exc:
                 check_command.internal_error(exc)
+                _end_if_out_of_memory(check_command.EXIT_ERROR)
                 sys.exit(check_command.EXIT_ERROR)
             else:
+                _end_if_out_of_memory(code)
                 # The run is over: what is left is the interpreter's teardown, whose garbage collections walk
                 # every object still alive (a cache's entries, the findings): about a tenth of a warm run over
                 # a large tree. Frozen objects are not walked; they are still freed, and atexit still runs.
@@ -108,6 +110,15 @@ def _main() -> None:
     from precisionlint.cli.commands import main as click_main
 
     click_main()
+
+
+def _end_if_out_of_memory(code: int) -> None:
+    """Where the run has said it ran out of memory, end now: the teardown, under the same limit, can print a
+    `MemoryError` line for each object it fails to free, after the one line said (as main()'s own handler ends)."""
+    from precisionlint.cli import check_command
+
+    if check_command.said_out_of_memory():
+        os._exit(code)
 
 
 def _exit_without_teardown(code: int) -> None:
