@@ -338,3 +338,23 @@ def test_a_big_config_is_read_without_a_composed_graph_of_the_whole_file() -> No
         tracemalloc.stop()
     assert document.tree[0].entries[1].value.entries[2999].key == "run_02999"
     assert peak < 40 * len(text)
+
+
+def test_libyaml_that_cannot_be_mapped_is_out_of_memory_not_a_pyyaml_without_it(monkeypatch: Any) -> None:
+    """Under a memory limit, `import yaml` can fail because its shared library cannot be mapped: that is the
+    limit's doing (a MemoryError, said as out of memory), not a PyYAML without libyaml, whose answer (None: the
+    round-trip path) would be kept for the run and would import ruamel under the same limit."""
+    import builtins
+
+    real_import = builtins.__import__
+
+    def failing(name: str, *args: Any, **kwargs: Any) -> Any:
+        if name == "yaml":
+            raise ImportError("libyaml.so: failed to map segment from shared object")
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.setattr(yaml_check, "_STATE", {})
+    monkeypatch.setattr(builtins, "__import__", failing)
+    with pytest.raises(MemoryError):
+        yaml_check._tools()
+    assert "tools" not in yaml_check._STATE

@@ -142,7 +142,13 @@ def _tools() -> _Tools | None:
             if not getattr(yaml, "__with_libyaml__", False):
                 raise ImportError("PyYAML without libyaml")
             _STATE["tools"] = _Tools(yaml, _scalar_resolver())
-        except ImportError:
+        except ImportError as exc:
+            from precisionlint.core.memory import ran_out_of_memory
+
+            if ran_out_of_memory(exc):
+                # libyaml's module could not be mapped under a memory limit: not a PyYAML without libyaml. The
+                # round-trip path would import ruamel under the same limit (once seen to spin for minutes).
+                raise MemoryError("importing PyYAML's libyaml module") from exc
             _STATE["tools"] = None
     return _STATE["tools"]  # type: ignore[no-any-return]
 
