@@ -159,29 +159,39 @@ class CallRecorder(ConstructionRecorder):
         self.func_calls[id(func)] = node
         kind = type(func)
         last = func.attr if kind is ast.Attribute else func.id if kind is ast.Name else None  # type: ignore[attr-defined]
+        scope = self.frame.scope
+        wraps = False
         if last is not None:
-            self.model.call_names.add(last)
-        if last is not None and "scaler" in last.lower() and dotted(func) is not None:
-            # timm's NativeScaler, `loss_scaler(loss, optimizer, clip_grad=...)`: a GradScaler behind a wrapper
-            self.model.scaler_wrapper_calls.append(self.positions.span(node))
-        called = self.resolver.function_for(func, self.scope)
-        if called is not None:
-            self.model.calls.setdefault(id(self.scope), set()).add(id(called))
-        # The pattern ends in "optimizer": an ASCII name that does not is not searched (nor the pattern compiled,
-        # at every start); other names are left to the pattern's own case folding.
-        wraps = last is not None and (not last.isascii() or last[-9:].lower() == "optimizer") \
-            and _MASTER_WRAPPER.search(last) is not None
-        for argument in [*node.args, *[k.value for k in node.keywords]]:
-            if isinstance(argument, (ast.Name, ast.Attribute)):
-                self.passed.append((argument, self.scope))
-                if wraps:
-                    self.wrapped_later.append((argument, self.scope))
+            model = self.model
+            model.call_names.add(last)
+            if "scaler" in last.lower() and dotted(func) is not None:
+                # timm's NativeScaler, `loss_scaler(loss, optimizer, clip_grad=...)`: a GradScaler behind a wrapper
+                model.scaler_wrapper_calls.append(self.positions.span(node))
+            called = self.resolver.function_for(func, scope)  # a callee without a name is no def of the file
+            if called is not None:
+                model.calls.setdefault(id(scope), set()).add(id(called))
+            # The pattern ends in "optimizer": an ASCII name that does not is not searched (nor the pattern
+            # compiled, at every start); other names are left to the pattern's own case folding.
+            wraps = (not last.isascii() or last[-9:].lower() == "optimizer") \
+                and _MASTER_WRAPPER.search(last) is not None
         self.call_stack.append(node)
-        # generic_visit inline (the callee, the arguments, the keywords' values, in that order), with its filter
-        visit, inert, names = self.visit, self._inert, self._names
-        for child in (func, *node.args, *[keyword.value for keyword in node.keywords]):
+        # generic_visit inline (the callee, the arguments, the keywords' values, in that order), with its filter;
+        # each argument that names a variable is noted on the way (finish() reads them as sets: order is free)
+        visit, inert, names, passed = self.visit, self._inert, self._names, self.passed
+        Name, Attribute = ast.Name, ast.Attribute
+        kind = type(func)
+        if kind not in inert and not (kind is Name and names is not None and func.id not in names):  # type: ignore[attr-defined]
+            visit(func)
+        keywords = node.keywords
+        for child in (*node.args, *[keyword.value for keyword in keywords]) if keywords else node.args:
             kind = type(child)
-            if kind in inert or (kind is ast.Name and names is not None and child.id not in names):  # type: ignore[attr-defined]
+            if kind is Name or kind is Attribute:
+                passed.append((child, scope))
+                if wraps:
+                    self.wrapped_later.append((child, scope))
+                if kind is Name and (kind in inert or names is not None and child.id not in names):  # type: ignore[attr-defined]
+                    continue
+            elif kind in inert:
                 continue
             visit(child)
         self.call_stack.pop()
@@ -191,7 +201,7 @@ class CallRecorder(ConstructionRecorder):
         func = node.func
         # A method's qualified name ends in its own name (see _CALL_ENDS): most are not resolved at all.
         known = type(func) is not ast.Attribute or func.attr in _CALL_ENDS  # type: ignore[attr-defined]
-        name = self.q(func) if known else None
+        name = self.resolver.qualname(func, self.frame.scope) if known else None
         in_conditional = self.in_conditional > 0
         if name in AUTOCAST_APIS:
             self.finder.region(node, name, self.scope, partial=False, in_conditional=in_conditional)

@@ -44,10 +44,12 @@ class _Collector(CallRecorder):
             saved = self.stmt
             self.stmt = node  # type: ignore[assignment]
             active = self.frame.active
-            use = active[-1] if active else None
-            self.stmt_autocast[id(node)] = use
-            if use is not None:
-                self.model.autocast_scopes.add(id(self.frame.scope))
+            if active:
+                use = active[-1]
+                # only statements under autocast are entered (every reader asks with .get: absent is None)
+                if use is not None:
+                    self.stmt_autocast[id(node)] = use
+                    self.model.autocast_scopes.add(id(self.frame.scope))
             method(self, node)
             self.stmt = saved
         else:
@@ -191,7 +193,9 @@ class _Collector(CallRecorder):
             if len(orelse) == 1 and isinstance(orelse[0], ast.If):
                 node = orelse[0]
                 self.stmt = node
-                self.stmt_autocast[id(node)] = self.innermost()
+                use = self.innermost()
+                if use is not None:
+                    self.stmt_autocast[id(node)] = use
                 continue
             for stmt in orelse:
                 self.visit(stmt)

@@ -72,18 +72,27 @@ class ExpressionFacts:
                     calls.append(child)
                 fields = fields_of.get(kind)
                 if fields is None:
-                    fields = fields_of[kind] = kind._fields
+                    fields = fields_of[kind] = _fields(kind)
                 for field in fields:
                     value = getattr(child, field, None)
-                    if isinstance(value, AST):
-                        queue.append(value)
-                    elif isinstance(value, list):
+                    if type(value) is list:
                         queue.extend(item for item in value if isinstance(item, AST))
+                    elif isinstance(value, AST):
+                        queue.append(value)
             found = self._known[id(node)] = (frozenset(names), deferred, tuple(calls))  # type: ignore[arg-type]
         return found
 
 
 _FIELDS: dict[type, tuple[str, ...]] = {}
+# Fields that hold only nodes without children of their own, none a name, a lambda or a call: the expression
+# context under every name, attribute and subscript, and the operators. A constant has no child node at all.
+_LEAVES = frozenset({"ctx", "op", "ops"})
+
+
+def _fields(kind: type) -> tuple[str, ...]:
+    if kind is ast.Constant:
+        return ()
+    return tuple(field for field in kind._fields if field not in _LEAVES)  # type: ignore[attr-defined]
 
 
 def strip_not(test: ast.expr) -> tuple[ast.expr, bool]:

@@ -444,7 +444,8 @@ class ScriptModel(Record):
         self.scaler_constructions: list[Span] = [] if scaler_constructions is None else scaler_constructions
         # calls of anything named *scaler*
         self.scaler_wrapper_calls: list[Span] = [] if scaler_wrapper_calls is None else scaler_wrapper_calls
-        # id(statement) -> the innermost enabled autocast use it runs under (None: outside, or disabled)
+        # id(statement) -> the innermost enabled autocast use it runs under; a statement outside one (or under a
+        # disabled one) has no entry: read it with .get
         self.statement_autocast: dict[int, RegionUse | None] = {} if statement_autocast is None else statement_autocast
         # id(scope) with a statement under autocast
         self.autocast_scopes: set[int] = set() if autocast_scopes is None else autocast_scopes
@@ -494,13 +495,13 @@ class ScriptModel(Record):
         leaves the function without stepping or naming the optimizer (script.exits)."""
         from precisionlint.script.exits import steps_after
 
-        restored = [c.key for c in self.casts if c.dtype == "float32"]
+        restored, candidates = self._casts_by_dtype(dtypes)
         name = optimizer.key.split(":", 1)[-1].rsplit(".", 1)[-1] if optimizer.key else None
         found = []
-        for cast in self.casts:
-            if cast.dtype not in dtypes or any(_related(cast.key, r) for r in restored):
+        for cast in candidates:
+            if any(_related(cast.key, r) for r in restored):
                 continue
-            if restored and self._same_object(cast.key, frozenset(restored)):
+            if restored and self._same_object(cast.key, restored):
                 continue  # cast back to float32 where another function holds it (`self.model.float()`)
             if not any(_related(cast.key, key) for key in optimizer.param_keys) and not self._same_object(
                     cast.key, optimizer.param_keys):
@@ -509,6 +510,17 @@ class ScriptModel(Record):
             if steps_after(cast.scope.node, cast.span.line, optimizer.span.line, name, self._exit_branches):
                 found.append(cast)
         return found
+
+    def _casts_by_dtype(self, dtypes: tuple[str, ...]) -> tuple[frozenset[str], list[HalfCast]]:
+        """The keys cast to float32, and the casts to one of `dtypes` in source order: asked once per optimizer
+        and rule, they were two passes over every cast of the file each time (quadratic in a long script)."""
+        cache = self.__dict__.setdefault("_cast_lists", {})
+        key = (dtypes, len(self.casts))  # the collector appends casts; the rules ask when it is done
+        found = cache.get(key)
+        if found is None:
+            found = cache[key] = (frozenset(c.key for c in self.casts if c.dtype == "float32"),
+                                  [c for c in self.casts if c.dtype in dtypes])
+        return found  # type: ignore[no-any-return]
 
     def _same_object(self, key: str, others: frozenset[str]) -> bool:
         """`key` names the same object as one of `others` through the file's calls and attributes

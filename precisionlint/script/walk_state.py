@@ -114,7 +114,7 @@ class WalkState(FastNodeVisitor):
         self.func_calls: dict[int, ast.Call] = {}  # id(call.func) -> call
         self.bare_decorators: set[int] = set()
         self.deprecated_names: dict[tuple[int, str], DeprecatedImport] = {}  # (id(scope), local name) -> import
-        self.stmt_autocast: dict[int, RegionUse | None] = {}
+        self.stmt_autocast: dict[int, RegionUse | None] = {}  # id(statement) -> the autocast use it runs under, if any
         self.main_guards: set[int] = set()  # id of each `if __name__ == "__main__":` statement
         self.branch_tests: dict[int, ast.expr] = {}  # id(if statement) -> its test
         # Only a file that names BCELoss can resolve a callee to it (ASCII identifiers are written as they
