@@ -180,7 +180,13 @@ class CallRecorder(ConstructionRecorder):
         visit, inert, names, passed = self.visit, self._inert, self._names, self.passed
         Name, Attribute = ast.Name, ast.Attribute
         kind = type(func)
-        if kind not in inert and not (kind is Name and names is not None and func.id not in names):  # type: ignore[attr-defined]
+        if kind is Attribute and func.attr not in _ATTRIBUTE_ENDS:  # type: ignore[attr-defined]
+            # visit_Attribute inline for a method's callee that resolves to nothing it records: its value
+            value = func.value  # type: ignore[attr-defined]
+            kind = type(value)
+            if kind not in inert and not (kind is Name and names is not None and value.id not in names):
+                visit(value)
+        elif kind not in inert and not (kind is Name and names is not None and func.id not in names):  # type: ignore[attr-defined]
             visit(func)
         keywords = node.keywords
         for child in (*node.args, *[keyword.value for keyword in keywords]) if keywords else node.args:
@@ -205,7 +211,7 @@ class CallRecorder(ConstructionRecorder):
         in_conditional = self.in_conditional > 0
         if name in AUTOCAST_APIS:
             self.finder.region(node, name, self.scope, partial=False, in_conditional=in_conditional)
-        elif known and (api := self.finder.partial_of_autocast(node, self.scope)) is not None:
+        elif name in PARTIAL and (api := self.finder.partial_of_autocast(node, self.scope)) is not None:
             self.finder.region(node, api, self.scope, partial=True, in_conditional=in_conditional)
         elif name in SCALER_APIS:
             self.scaler_construction(node, name)

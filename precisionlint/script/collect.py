@@ -144,7 +144,8 @@ class _Collector(CallRecorder):
         if isinstance(node, ast.While):
             self.visit(node.test)
         else:
-            self.visit(node.target)
+            if type(node.target) is not ast.Name:  # a name bound is nothing visit_Name looks at
+                self.visit(node.target)
             self.visit(node.iter)
         self.frame.loops.append(node)
         for stmt in node.body:
@@ -260,15 +261,19 @@ class _Collector(CallRecorder):
     def visit_Assign(self, node: ast.Assign) -> None:
         self.visit(node.value)
         for target in node.targets:
+            kind = type(target)
+            if kind is ast.Name:
+                continue  # visit_Name looks only at names read, not at names bound
             self.visit(target)
-            if isinstance(target, ast.Attribute):
+            if kind is ast.Attribute:
                 self.tf32_write(target, node.value)
         self.bind_constructions(node.targets, node.value)
 
     def visit_AnnAssign(self, node: ast.AnnAssign) -> None:
         if node.value is not None:
             self.visit(node.value)
-            self.visit(node.target)
+            if type(node.target) is not ast.Name:  # a name bound is nothing visit_Name looks at
+                self.visit(node.target)
             self.bind_constructions([node.target], node.value)
 
     # -- after the walk -------------------------------------------------------------------------------------

@@ -76,7 +76,10 @@ class ExpressionFacts:
                 for field in fields:
                     value = getattr(child, field, None)
                     if type(value) is list:
-                        queue.extend(item for item in value if isinstance(item, AST))
+                        if (kind, field) in _MIXED_LISTS:
+                            queue.extend(item for item in value if isinstance(item, AST))
+                        else:
+                            queue.extend(value)
                     elif isinstance(value, AST):
                         queue.append(value)
             found = self._known[id(node)] = (frozenset(names), deferred, tuple(calls))  # type: ignore[arg-type]
@@ -87,6 +90,12 @@ _FIELDS: dict[type, tuple[str, ...]] = {}
 # Fields that hold only nodes without children of their own, none a name, a lambda or a call: the expression
 # context under every name, attribute and subscript, and the operators. A constant has no child node at all.
 _LEAVES = frozenset({"ctx", "op", "ops"})
+
+
+# The lists of a node that may hold something other than a node (None for `**x` in a dict and a keyword-only
+# argument without a default, names as strings): every other list of nodes holds nodes only.
+_MIXED_LISTS = frozenset({(ast.Dict, "keys"), (ast.arguments, "kw_defaults"), (ast.Global, "names"),
+                          (ast.Nonlocal, "names"), (ast.MatchClass, "kwd_attrs")})
 
 
 def _fields(kind: type) -> tuple[str, ...]:

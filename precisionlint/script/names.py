@@ -264,8 +264,8 @@ class ImportTable(ValueRecord):
     name is almost never imported as two different torch objects.
     """
 
-    __slots__ = ("bindings", "from_imports", "scope_ids", "modules", "star_modules", "gates")
-    _fields = __slots__
+    _fields = ("bindings", "from_imports", "scope_ids", "modules", "star_modules", "gates")
+    __slots__ = (*_fields, "_heads")
 
     def __init__(
         self,
@@ -286,6 +286,8 @@ class ImportTable(ValueRecord):
         # id(fallback import node) -> the torch version tests (script.version_tests.Gate) it stands under, where
         # nothing but such tests makes it a fallback: a rule may know which branch the torch it cares about takes
         self.gates: dict[int, tuple[object, ...]] = {} if gates is None else gates
+        # every module imported and each of its parents (`a.b.c`: `a`, `a.b`, `a.b.c`), as of how many modules
+        self._heads: tuple[int, frozenset[str]] = (-1, frozenset())
 
     def add(self, node: ast.Import | ast.ImportFrom, fallback: bool) -> None:
         if isinstance(node, ast.Import):
@@ -339,4 +341,16 @@ class ImportTable(ValueRecord):
         return None
 
     def imports_any(self, prefixes: tuple[str, ...]) -> bool:
-        return any(m == p or m.startswith(p + ".") for m in self.modules for p in prefixes)
+        """A module is one of `prefixes` or inside one. Asked for each framework and rule: the modules' parents
+        are listed once (each module against each prefix was a twentieth of the collector's time)."""
+        count, heads = self._heads
+        if count != len(self.modules):  # imports are added while the scope walk reads them
+            parents = set()
+            for module in self.modules:
+                parents.add(module)
+                cut = module.find(".")
+                while cut != -1:
+                    parents.add(module[:cut])
+                    cut = module.find(".", cut + 1)
+            count, heads = self._heads = (len(self.modules), frozenset(parents))
+        return any(p in heads for p in prefixes)
