@@ -200,3 +200,49 @@ def test_the_ecosystem_report_counts_readers_launch_lines_and_pin_files(tmp_path
     assert "Launch lines: 2 (1 start a script of the repository;" in result.stdout
     assert "owner__repo: docker/environment.yml, part/Vendored/requirements.txt, part/requirements.txt, " \
         "pyproject.toml" in result.stdout
+
+
+@pytest.mark.parametrize("git", [False, True], ids=["walked", "git-listed"])
+def test_each_file_met_through_several_paths_is_read_once_when_discovery_says_which_are_links(
+        tmp_path: Path, git: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The run keeps the inode of a file it read only where another path can lead to it: a file with other
+    names (hard links) or one a symbolic link of the run leads to. Discovery says which files are links."""
+    from precisionlint.checks import all_rules
+    from precisionlint.engine import reading
+    from precisionlint.engine.options import EngineOptions
+    from precisionlint.run.discover import discover
+    from precisionlint.run.parallel import check_all
+
+    tree = tmp_path / "repo"
+    for folder in ("a", "linked", "hard", "sub"):
+        (tree / folder).mkdir(parents=True)
+    (tree / "sub" / "z.yaml").write_text(LIGHTNING)  # read after the link that leads to it
+    (tree / "a" / "z.yaml").symlink_to("../sub/z.yaml")
+    (tree / "b.yaml").write_text(LIGHTNING)  # read before the link that leads to it
+    (tree / "linked" / "b.yaml").symlink_to("../b.yaml")
+    (tree / "c.yaml").write_text(LIGHTNING)
+    os.link(tree / "c.yaml", tree / "hard" / "c.yaml")  # another name of the same file
+    (tree / "plain.yaml").write_text(LIGHTNING)
+    if git:
+        if shutil.which("git") is None:
+            pytest.skip("git is not installed")
+        subprocess.run(["git", "init", "-q", str(tree)], check=True)
+    found = discover([str(tree)], tree)
+    names = [source.fs_path[len(str(tree)) + 1:] for source in found.files]
+    assert names == ["a/z.yaml", "b.yaml", "c.yaml", "hard/c.yaml", "linked/b.yaml", "plain.yaml", "sub/z.yaml"]
+    links = found.files.links  # type: ignore[attr-defined]
+    assert sorted(names[index] for index in links) == ["a/z.yaml", "linked/b.yaml"]
+
+    read: list[str] = []
+    real_read = reading.read_source
+
+    def counting(source, *args):  # type: ignore[no-untyped-def]
+        read.append(source.fs_path[len(str(tree)) + 1:])
+        return real_read(source, *args)
+
+    monkeypatch.setattr(reading, "read_source", counting)
+    results = check_all(found.files, EngineOptions(all_rules()), 1)
+    # Each file once under the name first met: the links and the other name are copies of its result.
+    assert read == ["a/z.yaml", "b.yaml", "c.yaml", "plain.yaml"]
+    assert [[(f.code, f.path) for f in result.findings] for result in results] == [
+        [("PL102", source.display)] for source in found.files]

@@ -91,3 +91,31 @@ def test_a_folders_listing_is_kept_small_with_names_shared_between_folders(tmp_p
     assert a.boundary
     assert a.pin_files() == ["setup.py", "requirements.txt"]
     assert "m7.py" in model.directory(str(wide)).names and "m40.py" not in model.directory(str(wide)).names
+
+
+def test_the_file_list_of_a_walked_tree_costs_a_name_per_file_not_a_path(tmp_path: Path) -> None:
+    """The process that reads the files holds the run's file list to the end: a folder table and each file's
+    name (shared between folders), not a path string and a tuple per file."""
+    from precisionlint.run.discover import discover
+
+    root = tmp_path / ("a-folder-with-a-long-name-as-checkouts-have-" * 3)
+    for folder in range(60):
+        inner = root / f"recipes-{folder}" / "train"
+        inner.mkdir(parents=True)
+        for name in ("__init__.py", "train.py", "model.py", "data.py", "config.yaml", "ds_config.json",
+                     "utils.py", "losses.py", "metrics.py", "export.py"):
+            (inner / name).write_text("x = 1\n")
+    discover([str(root)], root)  # imports and first-use tables, not measured
+    tracemalloc.start()
+    try:
+        found = discover([str(root)], root)
+        kept, _ = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert len(found.files) == 600
+    first = found.files[0]
+    assert first == SourceFile(str(root / "recipes-0" / "train" / "__init__.py"),
+                               str(root / "recipes-0" / "train" / "__init__.py"), "python")
+    assert found.files[-1].format == "python" and found.files[-1].fs_path.endswith("recipes-9/train/utils.py")
+    # As SourceFile tuples of absolute paths: about 350 bytes a file here.
+    assert kept / len(found.files) < 120

@@ -5,6 +5,7 @@ precisionlint.engine.suppress, which reads them; the file is written by the writ
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from precisionlint.core.lines import parser_line_starts
@@ -13,7 +14,7 @@ from precisionlint.engine.suppress import DIRECTIVE, hash_comments, line_bounds,
 from precisionlint.fix.write import FileChanged, WriteRefused, rewrite
 
 
-def add_noqa(findings: list[Finding], groups: list[tuple[Any, list[Any]]],
+def add_noqa(findings: list[Finding], groups: list[tuple[Any, Sequence[Any]]],
              digests: dict[str, str] | None = None) -> tuple[int, list[str]]:
     """Add `# precisionlint: ignore[rule, ...]` to every line with a finding (engine findings excepted), merged
     into an existing ignore directive on that line. A line is edited only where a comment can stand (not

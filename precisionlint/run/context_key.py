@@ -62,8 +62,9 @@ class ProjectContext:
     def stat(self, fs_path: str, fmt: str | None = None) -> os.stat_result | None:
         """os.stat of a file of this run (None when it cannot be had), the same answer for the run's loop and its
         keys. Taken when first asked, within the run: a key built from it is as fresh as one built from a
-        stat of its own. Only size, mode, inode, device and the modification and change times (ns) are kept:
-        the others read 0 (nothing of the run reads them). `fmt`, the file's format, when the run's loop asks
+        stat of its own. Only size, mode, inode, device, the modification and change times (ns) and whether the
+        file has other names (st_nlink 2 for more than one, else 1) are kept: the others read 0 (nothing of the
+        run reads them). `fmt`, the file's format, when the run's loop asks
         (once per file): the stat is not kept beyond this call unless a signature still to be built needs it."""
         kept = self._stats.pop(fs_path, None) if fmt is not None and not self._needed(fmt) else \
             self._stats.get(fs_path)
@@ -155,13 +156,19 @@ class ProjectContext:
         return found
 
 
-_PACKED = struct.Struct("<QQqqQI")  # size, inode, mtime ns, ctime ns, device, mode
+_PACKED = struct.Struct("<QQqqQI")  # size, inode, mtime ns, ctime ns, device, mode (and _LINKED)
+# In the packed mode's top bit (above any mode's bits): the file has more than one name (st_nlink > 1). The run
+# asks only that of the link count (run.parallel: whether a path can lead to a file met through another), so
+# it is read back as 2 for more than one, else 1.
+_LINKED = 1 << 31
 
 
 def _pack(info: os.stat_result) -> bytes | os.stat_result:
+    if info.st_mode & _LINKED:
+        return info  # no room for the flag: kept whole
     try:
         return _PACKED.pack(info.st_size, info.st_ino, info.st_mtime_ns, info.st_ctime_ns, info.st_dev,
-                            info.st_mode)
+                            info.st_mode | (_LINKED if info.st_nlink != 1 else 0))
     except struct.error:  # a field out of range (a file system with odd numbers): kept whole
         return info
 
@@ -172,7 +179,9 @@ def _unpack(kept: bytes | os.stat_result) -> os.stat_result | None:
     if not kept:
         return None  # the stat failed
     size, inode, mtime_ns, ctime_ns, device, mode = _PACKED.unpack(kept)
-    return os.stat_result((mode, inode, device, 0, 0, 0, size, 0, 0, 0, 0.0, 0.0, 0.0, 0, mtime_ns, ctime_ns))
+    links = 2 if mode & _LINKED else 1
+    return os.stat_result((mode & ~_LINKED, inode, device, links, 0, 0, size, 0, 0, 0, 0.0, 0.0, 0.0, 0, mtime_ns,
+                           ctime_ns))
 
 
 def names_other_files(fmt: str, data: bytes) -> bool:

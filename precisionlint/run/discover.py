@@ -17,6 +17,7 @@ from __future__ import annotations
 import errno
 import fnmatch
 import os
+import stat
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
@@ -76,7 +77,7 @@ def _generated_reason(name: str, children: set[str]) -> str | None:
 class Discovery:
     def __init__(
         self,
-        files: list[SourceFile],
+        files: Sequence[SourceFile],
         missing: list[str],
         errors: list[str] | None = None,
         skipped: list[tuple[str, str]] | None = None,
@@ -288,7 +289,9 @@ def discover(
 
     Explicit files are always checked (so `precisionlint check fixtures/x.yaml` does what it says) unless
     `force_exclude` is set, as the pre-commit hook does, so that config excludes hold there too."""
-    files: list[SourceFile] = []
+    from precisionlint.run.listed import ListedFiles
+
+    files = ListedFiles()
     missing: list[str] = []
     errors: list[str] = []
     skipped: list[tuple[str, str]] = []
@@ -306,12 +309,14 @@ def discover(
         except (ValueError, OSError):  # outside the root
             return path.as_posix()
 
-    def add(fs_path: str, display: str, key: str, fmt: Format | None = None) -> None:
+    def add(fs_path: str, display: str, key: str, fmt: Format | None = None, link: bool = False) -> None:
         fmt = fmt or format_of(fs_path)
         if fmt is None or key in seen:
             return
         seen.add(key)
         files.append(SourceFile(fs_path, _printable(display), fmt))
+        if link:
+            files.mark_link()
 
     for raw in paths:
         path = Path(raw)
@@ -352,6 +357,15 @@ def discover(
                     # prunes nothing below it. `check rules/x` in a clone that excludes rules/ checks rules/x.
                     walk_exclude = [p for p in exclude if not _excluded(relative_base.rstrip("/"), [p])]
             excluded_dirs: dict[str, bool] = {}
+            # The run keeps its files as a folder and a name each (run.listed): the folders numbered here.
+            numbered: dict[str, int] = {}
+            shown_prefix = fs_prefix if shown_as_read else display_base
+            printable_prefix = shown_prefix.isascii()
+            # With one folder named, the walk and git list each file once (git: once per stage of a file in
+            # a merge conflict, adjacent in sorted order), so that no set of every path is needed to drop
+            # repeats: the previous name is enough.
+            alone = len(paths) == 1
+            previous = ""
             for name in sorted(names):
                 fmt = format_of(name)
                 if fmt is None:
@@ -369,25 +383,43 @@ def discover(
                 fs_path = fs_prefix + name
                 if relative_base is not None and walk_exclude and _excluded(relative_base + name, walk_exclude):
                     continue
+                link = False
                 if listed is not None:  # git lists links as they are committed, broken or not
                     try:
-                        os.stat(fs_path)  # the common case: one stat, the cost of the lexists it replaces
+                        # the common case: one call, the cost of the lexists it replaces, and whether it is a link
+                        link = stat.S_ISLNK(os.lstat(fs_path).st_mode)
                     except OSError:
-                        if not os.path.lexists(fs_path):
-                            continue  # deleted in the work tree but still in the index
-                        why = broken_link(fs_path)
-                        if why is not None:
-                            skipped.append((_printable(display_base + name), why))
-                            continue
+                        continue  # deleted in the work tree but still in the index
+                    why = broken_link(fs_path) if link else None
+                    if why is not None:
+                        skipped.append((_printable(display_base + name), why))
+                        continue
                 elif name in links:  # the walk knows which entries are links: only those need a stat
+                    link = True
                     why = broken_link(fs_path)
                     if why is not None:
                         skipped.append((_printable(display_base + name), why))
                         continue
+                if alone:
+                    if name == previous:
+                        continue
+                    previous = name
+                    if printable_prefix and name.isascii():
+                        folder_name = name[:slash + 1]
+                        number = numbered.get(folder_name)
+                        if number is None:
+                            number = numbered[folder_name] = files.folder(fs_prefix + folder_name,
+                                                                          shown_prefix + folder_name)
+                        files.add(number, name[slash + 1:], fmt)
+                    else:
+                        files.append(SourceFile(fs_path, _printable(shown_prefix + name), fmt))
+                    if link:
+                        files.mark_link()
+                    continue
                 # Neither git nor the walk goes through a symbolic link to a directory, so the real path of
                 # a listed file is the real path of the directory it was listed under, plus its name.
                 add(fs_path, fs_path if shown_as_read else display_base + name,
-                    fs_path if real_as_read else real_prefix + name, fmt)
+                    fs_path if real_as_read else real_prefix + name, fmt, link)
             if listed is not None:
                 for folder, reason in sorted(dict(excluded).items()):
                     skipped.append((_printable(display_base + folder + "/"), reason))
@@ -401,10 +433,12 @@ def discover(
             try:
                 if format_of(path.name) is None and path.is_file():
                     continue  # pre-commit passes only matching types; anything else is not ours to read
-                key = os.path.abspath(path) if path.is_symlink() else os.path.realpath(path)
+                link = path.is_symlink()
+                key = os.path.abspath(path) if link else os.path.realpath(path)
             except OSError:
+                link = False
                 key = os.path.abspath(path)
-            add(str(path), raw, key)
+            add(str(path), raw, key, link=link)
         else:
             missing.append(_printable(raw))
     return Discovery(files, missing, errors, skipped)

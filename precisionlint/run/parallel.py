@@ -133,6 +133,10 @@ def check_all(
     # depends on its folder (-1: none; at most one waits, the earlier ones are in by_link): their keys are built
     # when another path leads to the same inode. One int per file of the tree, not a tuple and a list of tuples.
     read_inodes: dict[int, int] = {}
+    # Which files can be met through another path (None: any): a file with other names (hard links) or one that
+    # a symbolic link of the run leads to. Discovery's files (run.listed) say which are links; the others are
+    # not kept in read_inodes (an int each, for every file of the tree).
+    shared_inodes = _link_targets(sources)
     context_key = options.context_key
 
     def link_key(inode: tuple[int, int], source: SourceFile) -> tuple[Any, ...]:
@@ -184,7 +188,9 @@ def check_all(
                     continue
                 missed = identity  # analysed with other settings or context: read and analyse it below
         inode = 0
+        recordable = False  # whether the file has other names (hard links)
         if info is not None and info.st_ino:
+            recordable = info.st_nlink != 1
             # The same file through another path is not read again: a copy of the first result, when its
             # analysis cannot depend on the folder, or when it is in the same folder. The full keys are built
             # only for an inode met twice (a link), not for the thousands of files of a tree met once.
@@ -216,7 +222,7 @@ def check_all(
         # is not needed (it is a scan of the whole file).
         names_others = (context_key is not None or files is not None) and (
             holds or files is not None or not options.prefilter) and names_other_files(source.format, data)
-        if inode:
+        if inode and (shared_inodes is None or inode in shared_inodes or recordable):
             read_inodes[inode] = index << 1 | (names_others and context_key is not None)
         digest = ""
         if files is not None and opened:
@@ -291,6 +297,23 @@ def check_all(
 
 def _no_progress(count: int) -> None:
     pass
+
+
+def _link_targets(sources: Sequence[SourceFile]) -> set[int] | None:
+    """The files (device << 64 | inode) that the symbolic links among `sources` lead to, when `sources` says
+    which are links (run.listed.ListedFiles); None when it cannot say."""
+    from precisionlint.run.listed import ListedFiles
+
+    if not isinstance(sources, ListedFiles):
+        return None
+    found: set[int] = set()
+    for index in sources.links:
+        try:
+            info = os.stat(sources[index].fs_path)
+        except (OSError, ValueError):
+            continue
+        found.add(info.st_dev << 64 | info.st_ino)
+    return found
 
 
 def _short(identity: str) -> bytes:

@@ -7,7 +7,7 @@ the engine (precisionlint.engine), which knows one file at a time.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -101,7 +101,7 @@ class RunOutcome:
         # Findings at or above their file's fail-on threshold (None: the caller compares with one threshold).
         self.failing = failing
         self.fixed_text: str | None = None  # `check - --fix`: the fixed text, for stdout
-        self.groups: list[tuple[FileSettings, list[Any]]] = []  # per configuration: its files (--show-files)
+        self.groups: list[tuple[FileSettings, Sequence[Any]]] = []  # per configuration: its files (--show-files)
         self.unread = 0  # config files with precision keys that no framework was identified to read
         self.fixes_applied: list[Finding] = []  # --fix: the findings it repaired (--show-fixes lists them)
         self.notes: list[str] = []  # lines for the end of the text summary (findings a baseline hides)
@@ -124,7 +124,7 @@ def _targets(names: list[str]) -> tuple:
 
 def plan(
     request: RunRequest, skipped: list[tuple[str, str]] | None = None
-) -> tuple[list[tuple[FileSettings, list[Any]]], list[str]]:
+) -> tuple[list[tuple[FileSettings, Sequence[Any]]], list[str]]:
     """The files of the run grouped by the settings that govern them, and the errors of discovery. Walked
     links that lead nowhere are added to `skipped` as (path, why) when it is given (--show-files)."""
     from precisionlint.core.model import SourceFile
@@ -182,7 +182,8 @@ def _run_check(request: RunRequest, spare: Any) -> RunOutcome:
     failing = 0
     from precisionlint.run.progress import progress_for
 
-    every_file = [source for _settings, files in groups for source in files]
+    # One group (one configuration): its files as discovery keeps them (run.listed), not a list of every file.
+    every_file = groups[0][1] if len(groups) == 1 else [source for _settings, files in groups for source in files]
     with progress_for(outcome.files_checked, enabled=request.progress and request.stdin is None) as bar:
         for settings, files in groups:
             group = _run_group(settings, files, request, bar.advance, every_file, spare)
@@ -205,17 +206,20 @@ def _run_check(request: RunRequest, spare: Any) -> RunOutcome:
     return outcome
 
 
-def _group(files: list[Any], request: RunRequest) -> list[tuple[FileSettings, list[Any]]]:
-    """The files of the run, grouped by the configuration that governs each (usually one group)."""
+def _group(files: Sequence[Any], request: RunRequest) -> list[tuple[FileSettings, Sequence[Any]]]:
+    """The files of the run, grouped by the configuration that governs each (usually one group: then the
+    sequence discovery made, kept compact: run.listed)."""
+    from precisionlint.run.listed import files_of
+
     if request.settings_for is None:
         return [(FileSettings(request.config, request.rules, _targets(request.gpu_names), request.config.fail_on),
-                 list(files))] if files else []
+                 files_of(files))] if files else []
     finder = ConfigFinder()
     if request.config.path is not None:
         finder.remember(request.config)  # the run's own configuration object, not a second copy of it
-    by_config: dict[int, tuple[FileSettings, list[Any]]] = {}
+    by_config: dict[int, tuple[FileSettings, list[int]]] = {}  # the files of each configuration, by index
     named = {os.path.normpath(path) for path in request.paths}
-    for source in files:
+    for index, source in enumerate(files):
         config = request.config if request.explicit_config else (finder.for_file(source.fs_path) or request.config)
         if request.adjust_config is not None:
             request.adjust_config(config)  # once per configuration (it remembers)
@@ -226,8 +230,12 @@ def _group(files: list[Any], request: RunRequest) -> list[tuple[FileSettings, li
         key = id(config)
         if key not in by_config:
             by_config[key] = (request.settings_for(config), [])
-        by_config[key][1].append(source)
-    return list(by_config.values())
+        by_config[key][1].append(index)
+    if len(by_config) == 1:
+        settings, indices = next(iter(by_config.values()))
+        if len(indices) == len(files):  # every file, in one group: no list of them
+            return [(settings, files_of(files))]
+    return [(settings, [files[index] for index in indices]) for settings, indices in by_config.values()]
 
 
 def _repaired(before: list[Finding], after: list[Finding]) -> list[Finding]:
@@ -253,8 +261,8 @@ def _excluded_by(fs_path: str, config: Config) -> bool:
     return any(glob_matches(relative, pattern) for pattern in config.exclude)
 
 
-def _run_group(settings: FileSettings, files: list[Any], request: RunRequest, advance: Any,
-               every_file: list[Any], spare: Any = None) -> RunOutcome:
+def _run_group(settings: FileSettings, files: Sequence[Any], request: RunRequest, advance: Any,
+               every_file: Sequence[Any], spare: Any = None) -> RunOutcome:
     from precisionlint.engine.check import check_bytes
     from precisionlint.engine.options import EngineOptions
     from precisionlint.run.context_key import context_function
