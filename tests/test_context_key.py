@@ -89,11 +89,44 @@ def test_the_loops_stat_is_not_kept_once_no_key_needs_it(tmp_path: Path) -> None
     first = context.stat(sources[0].fs_path, "python")  # a script's stat: the scripts' signature is still to come
     assert first is not None and len(context._stats) == 1
     context.key(sources[-1], True)  # a config's key: the signatures of the run's configs and scripts
-    assert len(context._stats) == 7
+    assert len(context._stats) + len(context._ahead) == 7
     for source in sources:
         info = context.stat(source.fs_path, source.format)
         assert info is not None and info.st_ino == os.stat(source.fs_path).st_ino
-    assert not context._stats
+    assert not context._stats and not context._ahead
+
+
+def test_the_stats_a_signature_takes_ahead_of_the_loop_are_kept_without_a_path_per_file(tmp_path: Path) -> None:
+    """A config met first makes the key read the stat of every script and config of the run, which the loop then
+    reads back as it reaches each: kept by position, not under a path string of each file (a walked tree's paths
+    are made when asked for: run.listed)."""
+    import tracemalloc
+
+    from precisionlint.run.discover import discover
+
+    use(ProjectModel())
+    root = tmp_path / ("a-folder-with-a-long-name-as-checkouts-have-" * 3)
+    (root / "configs").mkdir(parents=True)
+    (root / "configs" / "ds.json").write_text("{}\n")  # first in the order of the run
+    for folder in range(40):
+        inner = root / f"recipe-{folder}"
+        inner.mkdir()
+        for index in range(10):
+            (inner / f"train_{index}.py").write_text("x = 1\n")
+    sources = discover([str(root)], root).files
+    context = ProjectContext(sources)
+    assert context.stat(sources[0].fs_path, "json") is not None
+    tracemalloc.start()
+    try:
+        context.key(sources[0], True)  # the signatures of the run's configs and scripts
+        kept, _ = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert kept / len(sources) < 200  # with each file's path as the key: about 450 bytes a file here
+    for source in sources[1:]:  # the loop: the same stat the signature took
+        info = context.stat(source.fs_path, source.format)
+        assert info is not None and info.st_ino == os.stat(source.fs_path).st_ino
+    assert not context._ahead and list(context._stats) == [sources[0].fs_path]  # the config's, as the loop took it
 
 
 def test_the_signature_of_the_runs_scripts_is_hashed_line_by_line(tmp_path: Path) -> None:

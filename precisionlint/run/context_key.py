@@ -25,7 +25,7 @@ import os
 import re
 import struct
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -58,6 +58,14 @@ class ProjectContext:
         # (_pack: the six fields the run reads, 77 bytes) rather than as os.stat_result objects (about 600 bytes
         # each with their numbers): a run holds one per file of the tree.
         self._stats: dict[str, bytes | os.stat_result] = {}
+        # The stats a signature took of files the loop has not reached yet (a launcher or config met early needs
+        # every script's and config's), by position in `sources` rather than by path: the paths of a walked tree
+        # are made when asked for (run.listed), so that a path kept as a key would be one string per file. The
+        # loop asks in the order of `sources` (_cursor follows it); asked otherwise, the positions are looked up
+        # by path (_positions, made then).
+        self._ahead: dict[int, bytes | os.stat_result] = {}
+        self._cursor = 0
+        self._positions: dict[str, int] | None = None
 
     def stat(self, fs_path: str, fmt: str | None = None) -> os.stat_result | None:
         """os.stat of a file of this run (None when it cannot be had), the same answer for the run's loop and its
@@ -66,8 +74,16 @@ class ProjectContext:
         file has other names (st_nlink 2 for more than one, else 1) are kept: the others read 0 (nothing of the
         run reads them). `fmt`, the file's format, when the run's loop asks
         (once per file): the stat is not kept beyond this call unless a signature still to be built needs it."""
-        kept = self._stats.pop(fs_path, None) if fmt is not None and not self._needed(fmt) else \
-            self._stats.get(fs_path)
+        if fmt is not None and not self._needed(fmt):
+            kept = self._stats.pop(fs_path, None)
+            position = self._position(fs_path)
+            if position is not None:
+                ahead = self._ahead.pop(position, None)
+                kept = ahead if kept is None else kept
+        else:
+            if fmt is not None:
+                self._position(fs_path)  # the loop's place, followed
+            kept = self._stats.get(fs_path)
         if kept is not None:
             return _unpack(kept)
         try:
@@ -78,6 +94,37 @@ class ProjectContext:
             return None
         if fmt is None or self._needed(fmt):
             self._stats[fs_path] = _pack(info)
+        return info
+
+    def _position(self, fs_path: str) -> int | None:
+        """The position in `sources` of the file the loop asks for (once per file, in their order)."""
+        if self._positions is None:
+            if self._cursor < len(self.sources) and self.sources[self._cursor].fs_path == fs_path:
+                self._cursor += 1
+                return self._cursor - 1
+            self._positions = {}  # not asked in order: by path from now on
+            self._place(self._ahead)
+        return self._positions.get(fs_path)
+
+    def _place(self, positions: Iterable[int]) -> None:
+        if self._positions is not None:
+            for at in positions:
+                self._positions[self.sources[at].fs_path] = at
+
+    def _stat_at(self, position: int, fs_path: str) -> os.stat_result | None:
+        """A signature's stat of the file at `position` of `sources`: the one the loop took, if it has, else
+        taken now and kept for the loop (_ahead)."""
+        kept = self._stats.get(fs_path)
+        if kept is None:
+            kept = self._ahead.get(position)
+        if kept is not None:
+            return _unpack(kept)
+        try:
+            info = os.stat(fs_path)
+        except (OSError, ValueError):
+            self._ahead[position] = b""
+            return None
+        self._ahead[position] = _pack(info)
         return info
 
     def _needed(self, fmt: str) -> bool:
@@ -152,7 +199,10 @@ class ProjectContext:
     def _signature(self, name: str, formats: tuple[str, ...]) -> str:
         found = self._signatures.get(name)
         if found is None:
-            found = self._signatures[name] = _signature(self.sources, formats, self._started, self.stat)
+            before = len(self._ahead)
+            found = self._signatures[name] = _signature(self.sources, formats, self._started, self._stat_at)
+            if self._positions is not None and len(self._ahead) != before:
+                self._place(self._ahead)
         return found
 
 
@@ -218,7 +268,7 @@ def context_function(sources: Sequence[SourceFile], rules: Sequence[Rule]) -> Pr
 
 def _signature(
     sources: Sequence[SourceFile], formats: tuple[str, ...], now_ns: int,
-    stat: Callable[[str], os.stat_result | None],
+    stat: Callable[[int, str], os.stat_result | None],
 ) -> str:
     """The digest of `path:stat signature` for every file of these formats, one a line, fed to the hash line by
     line: the text of a tree's thousands of scripts is never made (with its list of lines and its bytes, three
@@ -233,9 +283,9 @@ def _signature(
     digest = blake2b(digest_size=16)  # content_digest's hash, of the same bytes: "\n".join(lines) encoded
     unsettled = False
     first = True
-    for source in sources:
+    for position, source in enumerate(sources):
         if source.format in formats:
-            info = stat(source.fs_path)
+            info = stat(position, source.fs_path)
             if info is not None:
                 line = f"{source.fs_path}:{stat_signature(info, now_ns)}"
                 unsettled = unsettled or UNSETTLED in line
