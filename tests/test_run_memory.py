@@ -117,5 +117,8 @@ def test_the_file_list_of_a_walked_tree_costs_a_name_per_file_not_a_path(tmp_pat
     assert first == SourceFile(str(root / "recipes-0" / "train" / "__init__.py"),
                                str(root / "recipes-0" / "train" / "__init__.py"), "python")
     assert found.files[-1].format == "python" and found.files[-1].fs_path.endswith("recipes-9/train/utils.py")
+    every = list(found.files)  # made while iterating: the same files as by index
+    assert every == [found.files[index] for index in range(len(found.files))]
+    assert all(type(source) is SourceFile for source in every)
     # As SourceFile tuples of absolute paths: about 350 bytes a file here.
     assert kept / len(found.files) < 120
