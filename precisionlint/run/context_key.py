@@ -86,14 +86,9 @@ class ProjectContext:
             kept = self._stats.get(fs_path)
         if kept is not None:
             return _unpack(kept)
-        try:
-            info = os.stat(fs_path)
-        except (OSError, ValueError):
-            if fmt is None or self._needed(fmt):
-                self._stats[fs_path] = b""
-            return None
+        packed, info = _stat_packed(fs_path)
         if fmt is None or self._needed(fmt):
-            self._stats[fs_path] = _pack(info)
+            self._stats[fs_path] = packed
         return info
 
     def _position(self, fs_path: str) -> int | None:
@@ -119,12 +114,8 @@ class ProjectContext:
             kept = self._ahead.get(position)
         if kept is not None:
             return _unpack(kept)
-        try:
-            info = os.stat(fs_path)
-        except (OSError, ValueError):
-            self._ahead[position] = b""
-            return None
-        self._ahead[position] = _pack(info)
+        packed, info = _stat_packed(fs_path)
+        self._ahead[position] = packed
         return info
 
     def _needed(self, fmt: str) -> bool:
@@ -232,6 +223,15 @@ def _unpack(kept: bytes | os.stat_result) -> os.stat_result | None:
     links = 2 if mode & _LINKED else 1
     return os.stat_result((mode & ~_LINKED, inode, device, links, 0, 0, size, 0, 0, 0, 0.0, 0.0, 0.0, 0, mtime_ns,
                            ctime_ns))
+
+
+def _stat_packed(fs_path: str) -> tuple[bytes | os.stat_result, os.stat_result | None]:
+    """os.stat of a file as the run keeps it (_pack; b"": the stat failed), and the stat itself (None)."""
+    try:
+        info = os.stat(fs_path)
+    except (OSError, ValueError):
+        return b"", None
+    return _pack(info), info
 
 
 def names_other_files(fmt: str, data: bytes) -> bool:
