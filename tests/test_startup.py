@@ -722,3 +722,19 @@ def test_the_program_ends_a_one_file_check_without_the_interpreters_teardown(tmp
          "    print('SystemExit', done.code)\n"], cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(ROOT)},
         text=True, capture_output=True, timeout=120)
     assert in_process.stdout.strip().endswith("SystemExit 1"), in_process.stdout
+
+
+@pytest.mark.parametrize("prelude,ends_at_once", [
+    ("import threading\n", True),  # a site .pth may import it at every start: no thread to wait for
+    ("import threading, time\nthreading.Thread(target=time.sleep, args=(0.3,)).start()\n", False),
+])
+def test_the_teardown_is_skipped_only_when_no_thread_is_waited_for(tmp_path: Path, prelude: str,
+                                                                   ends_at_once: bool) -> None:
+    """A normal exit waits for the other threads (and runs threading's exit functions) before atexit's: with a
+    thread alive the program exits normally; with threading merely imported it still ends at once."""
+    for file_name, text in _benchmark_files().items():
+        (tmp_path / file_name).write_text(text)
+    (tmp_path / ".git").mkdir()
+    said, result = _probe_run(prelude + TEARDOWN_PROBE, tmp_path, "check", "--no-progress", "--no-cache", "train.py")
+    assert result.returncode == 1 and "in 1 file checked." in result.stdout
+    assert said == ("exit functions ran; ended at once with 1" if ends_at_once else "exit functions ran"), said

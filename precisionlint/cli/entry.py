@@ -130,7 +130,7 @@ def _exit_without_teardown(code: int) -> None:
     import atexit
 
     run_exit_functions = getattr(atexit, "_run_exitfuncs", None)  # CPython's, as a normal exit runs them
-    if run_exit_functions is None or "threading" in sys.modules:  # a thread a normal exit would wait for
+    if run_exit_functions is None or _threads_to_wait_for():
         return
     run_exit_functions()
     try:
@@ -140,6 +140,16 @@ def _exit_without_teardown(code: int) -> None:
     except (OSError, ValueError):  # a closed pipe or stream: the normal exit's own flush says so, as always
         return
     os._exit(code)
+
+
+def _threads_to_wait_for() -> bool:
+    """Whether a normal exit would first wait for another thread or run threading's own exit functions (which
+    it does before atexit's). Where threading is imported (a site .pth can import it at every start) but the main
+    thread is the only one and no such function is registered, there is nothing to wait for."""
+    threading = sys.modules.get("threading")
+    if threading is None:
+        return False
+    return threading.active_count() > 1 or bool(getattr(threading, "_threading_atexits", True))
 
 
 def _one_file(paths: tuple[str, ...]) -> bool:
