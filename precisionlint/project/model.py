@@ -36,6 +36,11 @@ if TYPE_CHECKING:
     from precisionlint.project.reads import LaunchLine, Read
 
 
+# A directory's path -> its pins signature with the packages its code imports and without (None until asked),
+# and whether it is a project's boundary (pins_signature).
+Known = dict[str, tuple[str | None, str | None, bool]]
+
+
 class ProjectModel:
     """What one run, or one language server, has learnt of the projects on disk (see the module's docstring)."""
 
@@ -112,24 +117,47 @@ class ProjectModel:
                   if any(path == top or path.startswith(top.rstrip(os.sep) + os.sep) for top in self.tops)]
         return inside[-1] if inside else paths[0]
 
-    def pins_signature(self, folder: str, taken: dict[str, str] | None = None, now_ns: int | None = None) -> str:
+    def pins_signature(self, folder: str, known: Known | None = None, now_ns: int | None = None) -> str:
         """What the versions of a file in `folder` come from, without the folder itself: the directories of its
-        project that declare pins, each with its pin files' names and stat (project.file_signature). Folders of
-        one project that declare nothing of their own share it. `taken` keeps each directory's signature for a
-        run (folders share their parents)."""
-        project = self.project_of_folder(folder)
+        project's chain that declare pins, each with its pin files' names and stat (project.file_signature), and
+        up to the project's root those of the in-project packages its code imports (Project._tables). Folders of
+        one project that declare nothing of their own share it. `known` keeps, per directory, its signature with
+        the imported packages and without (None until asked) and whether it is a boundary: a run keeps that
+        (run.context_key) rather than this model's Directory and Project for every folder, so the Directories
+        listed here are not kept in the model."""
+        from precisionlint.project import Directory
+
+        known = {} if known is None else known
+        made: dict[str, Directory] = {}  # listed by this call: not listed twice
+
+        def entry(path: str) -> tuple[str | None, str | None, bool]:
+            found = known.get(path)
+            if found is None:
+                directory = made[path] = self.directories.get(path) or Directory(path, self)
+                found = known[path] = (None, None, directory.boundary)
+            return found
+
+        chain: list[str] = []
+        current = folder
+        for _ in range(64):  # as project_of_folder's chain
+            chain.append(current)
+            parent = os.path.dirname(current)
+            if entry(current)[2] or parent == current:
+                break
+            current = parent
+        root = chain[-1] if entry(chain[-1])[2] else self.root_of_unbounded(chain)
         parts = []
-        inside_root = True  # the packages a folder's code imports count up to the project's root (Project._tables)
-        for directory in project.chain:
-            key = directory.path if inside_root else directory.path + "\0above"
-            signature = taken.get(key) if taken is not None else None
+        inside_root = True
+        for path in chain:
+            whole, own, boundary = entry(path)
+            signature = whole if inside_root else own
             if signature is None:
+                directory = made.get(path) or self.directories.get(path) or Directory(path, self)
                 signature = directory.signature(now_ns, with_imported=inside_root)
-                if taken is not None:
-                    taken[key] = signature
+                known[path] = (signature, own, boundary) if inside_root else (whole, signature, boundary)
             if signature:
-                parts.append(f"{directory.path}={signature}")
-            inside_root = inside_root and directory.path != project.root
+                parts.append(f"{path}={signature}")
+            inside_root = inside_root and path != root
         return ";".join(parts)
 
     # -- the editor's view (the language server) ----------------------------------------------------------------

@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from precisionlint.checks import Rule
     from precisionlint.core.model import SourceFile
+    from precisionlint.project.model import Known
 
 _LINKABLE = ("json", "yaml", "toml", "shell")
 _SCRIPTS = ("python", "notebook")
@@ -47,11 +48,11 @@ class ProjectContext:
         self._pins_of_folder: dict[str, str] = {}
         self._shared: dict[str, str] = {}  # one string for the folders that share a signature (about 1 kB each)
         self._signatures: dict[str, str] = {}
-        # directory -> the signature of its pin files and whether it is a project's boundary, for this run: what
-        # the keys need of each folder, rather than the project model's Directory and Project for each (listing,
-        # chain, caches), which this process would otherwise keep for every folder of the tree
-        # (with the packages its code imports, None until asked; without them, likewise)
-        self._directories: dict[str, tuple[str | None, str | None, bool]] = {}
+        # directory -> the signatures of its pin files and whether it is a project's boundary, for this run
+        # (ProjectModel.pins_signature): what the keys need of each folder, rather than the project model's
+        # Directory and Project for each (listing, chain, caches), which this process would otherwise keep for
+        # every folder of the tree
+        self._directories: Known = {}
         self._started = time.time_ns()  # before any file of the run is read
         # The stat of each file of the run, taken once: the engine's loop stats every file before reading it,
         # and a launcher's key needs the stat of every script of the run (icefall: 1,358 of them). Kept packed
@@ -130,48 +131,10 @@ class ProjectContext:
         found = self._pins_of_folder.get(spelled)
         if found is None:
             folder = os.path.dirname(os.path.abspath(source.fs_path))
-            found = self._pins_signature(folder)
+            # what this run keeps of each directory (_directories), not the model's Directory and Project
+            found = self._model.pins_signature(folder, self._directories, self._started)
             found = self._pins_of_folder[spelled] = self._shared.setdefault(found, found)
         return found
-
-    def _pins_signature(self, folder: str) -> str:
-        """project.model.ProjectModel.pins_signature's answer (the same text), from what this run keeps of each
-        directory (_directories) instead of the model's Directory and Project for every folder: a Directory
-        made here is not kept in the model (the model's own is used where it has one)."""
-        from precisionlint.project import Directory
-
-        made: dict[str, Directory] = {}  # listed by this call: not listed twice, not kept after it
-
-        def known(path: str) -> tuple[str | None, str | None, bool]:
-            found = self._directories.get(path)
-            if found is None:
-                directory = made[path] = self._model.directories.get(path) or Directory(path, self._model)
-                found = self._directories[path] = (None, None, directory.boundary)
-            return found
-
-        chain: list[str] = []
-        current = folder
-        for _ in range(64):  # as ProjectModel.project_of_folder's chain
-            chain.append(current)
-            parent = os.path.dirname(current)
-            if known(current)[2] or parent == current:
-                break
-            current = parent
-        # The packages a folder's code imports count up to the project's root (project.Project._tables)
-        root = chain[-1] if known(chain[-1])[2] else self._model.root_of_unbounded(chain)
-        parts = []
-        inside_root = True
-        for path in chain:
-            whole, own, boundary = known(path)
-            signature = whole if inside_root else own
-            if signature is None:
-                directory = made.get(path) or self._model.directories.get(path) or Directory(path, self._model)
-                signature = directory.signature(self._started, with_imported=inside_root)
-                self._directories[path] = (signature, own, boundary) if inside_root else (whole, signature, boundary)
-            if signature:
-                parts.append(f"{path}={signature}")
-            inside_root = inside_root and path != root
-        return ";".join(parts)
 
     def reads_folder(self, source: SourceFile, data: bytes) -> bool:
         return names_other_files(source.format, data)
