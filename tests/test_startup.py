@@ -359,8 +359,9 @@ main()
 ONE_FILE_NEVER = {
     "multiprocessing", "concurrent", "tempfile", "hashlib", "json", "dataclasses", "inspect", "threading",
     "subprocess", "click", "yaml", "ruamel", "torch", "precisionlint.cli.commands", "precisionlint.run.fork_pool",
-    "precisionlint.run.cache", "precisionlint.output.json", "precisionlint.output.sarif", "precisionlint.fix",
-    "precisionlint.advise", "precisionlint.hardware", "precisionlint.server",
+    "precisionlint.run.cache", "precisionlint.run.context_key", "precisionlint.output.json",
+    "precisionlint.output.sarif", "precisionlint.fix", "precisionlint.advise", "precisionlint.hardware",
+    "precisionlint.server",
     "signal",  # its enums: the interpreter's _signal has the functions (core/signals.py)
 }
 _RULES = "precisionlint.checks."

@@ -111,7 +111,6 @@ def check_all(
     from precisionlint.engine.prefilter import might_hold_findings
     from precisionlint.engine.reading import read_source
     from precisionlint.engine.results import FileResult, release, relocate
-    from precisionlint.run.context_key import names_other_files
 
     tick = progress or _no_progress
     results: list[FileResult | None] = [None] * len(sources)
@@ -138,6 +137,8 @@ def check_all(
     # not kept in read_inodes (an int each, for every file of the tree).
     shared_inodes = _link_targets(sources)
     context_key = options.context_key
+    if context_key is not None or files is not None:  # else no file's key or index entry needs it
+        from precisionlint.run.context_key import names_other_files
 
     def link_key(inode: tuple[int, int], source: SourceFile) -> tuple[Any, ...]:
         portable = context_key.portable(source) if context_key is not None else ""

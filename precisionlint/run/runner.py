@@ -265,12 +265,19 @@ def _run_group(settings: FileSettings, files: Sequence[Any], request: RunRequest
                every_file: Sequence[Any], spare: Any = None) -> RunOutcome:
     from precisionlint.engine.check import check_bytes
     from precisionlint.engine.options import EngineOptions
-    from precisionlint.run.context_key import context_function
     from precisionlint.run.parallel import check_all, default_jobs
     from precisionlint.sources import Limits
 
     config = settings.config
     validate_per_file_ignores(config)  # before the run: a typo must not cost a full check first
+    context_key = None
+    # The key tells apart analyses that could be shared: a cached one, or another file's of this group. A group of
+    # one file without the cache compares its key with nothing, and building it stats the pin files of every
+    # folder up to the project's root (a third of a one-file check's own work).
+    if request.cache or len(files) > 1:
+        from precisionlint.run.context_key import context_function
+
+        context_key = context_function(every_file, settings.rules)
     options = EngineOptions(
         rules=settings.rules,
         gpus=settings.gpus,
@@ -281,7 +288,7 @@ def _run_group(settings: FileSettings, files: Sequence[Any], request: RunRequest
             max_parse_time=config.max_parse_time,
             max_memory=config.max_memory,
         ),
-        context_key=context_function(every_file, settings.rules),
+        context_key=context_key,
     )
     warnings: list[str] = []
     digests: dict[str, str] = {}
