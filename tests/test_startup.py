@@ -377,7 +377,8 @@ ONE_FILE_PATHS = {
     ),
     "train.py": (
         {"ast", "precisionlint.script.build", f"{_RULES}missing_grad_scaler", f"{_RULES}deprecated_amp_api"},
-        {"tomllib", *CONFIG_ONLY_FRAMEWORKS, *CALL_FRAMEWORKS,
+        # A folder with no pin file: the pin files' readers (project.pins) are not needed.
+        {"tomllib", "precisionlint.project.pins", *CONFIG_ONLY_FRAMEWORKS, *CALL_FRAMEWORKS,
          *(_RULES + name for name in (
              "legacy_precision_value", "unknown_precision_value", "conflicting_precision", "static_loss_scale",
              "rl_actor_rollout_dtype_mismatch", "known_precision_bug", "fp16_on_bf16_checkpoint",

@@ -183,10 +183,13 @@ class Directory:
         return ",".join(parts)
 
     def _read(self) -> None:
+        names = self.pin_files()
+        if not names:
+            return  # the readers are not imported for a folder with nothing to read (a one-file check's)
         from precisionlint.project import pins as readers
 
         pins = self._pins if self._pins is not None else {}
-        for name in self.pin_files():
+        for name in names:
             path = os.path.join(self.path, name)
             if name not in _CONFIG_FILES and name != "pyproject.toml":
                 _read_pin_file(path, name, pins)
@@ -281,9 +284,11 @@ class Project:
         by its name; None when nothing declares it."""
         if framework in self._versions:
             return self._versions[framework]
-        from precisionlint.project.pins import normalize  # the pin readers: imported when pins are read
+        names = FRAMEWORK_PACKAGES.get(framework)
+        if names is None:
+            from precisionlint.project.pins import normalize  # the pin readers: imported when pins are read
 
-        names = FRAMEWORK_PACKAGES.get(framework, (normalize(framework),))
+            names = (normalize(framework),)
         found: VersionRange | None = None
         for directory in reversed(self.chain):  # target-versions stated at the boundary win over every pin
             hits = [directory.targets[n] for n in names if n in directory.targets]
