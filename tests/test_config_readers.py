@@ -140,3 +140,40 @@ def test_a_script_is_walked_once_for_all_its_reads(tmp_path: Path, monkeypatch: 
     [read] = readers(current().project_for(str(tmp_path / "train.py")), str(tmp_path / "configs/train.yaml"))
     assert read.framework == "lightning"
     assert whole == []
+
+
+def test_a_script_is_searched_for_load_words_in_its_bytes_as_in_its_text() -> None:
+    """The index searches a script's bytes before decoding them: every load word is found there exactly where the
+    decoded text holds it (ASCII words; a BOM, invalid UTF-8 or Windows line ends around them change nothing)."""
+    from precisionlint.project.config_readers import LOAD_WORDS, _holds_load_word
+
+    for word in LOAD_WORDS:
+        for text in (word, f"x = {word}(f)\n", f"\ufeff# é\r\n{word}\r\n"):
+            assert _holds_load_word(text.encode()), text
+        assert _holds_load_word(b"\xc3" + word.encode() + b"\xff")
+        assert not _holds_load_word(word[:-1].encode() + b"\r\n" + word[-1:].encode())
+    assert not _holds_load_word(b"loader = DataLoader(load_state_dict(torch.load(p)))\nhydra = 1\n")
+
+
+def test_the_first_worker_scans_the_scripts_once_for_all_workers(tmp_path: Path, monkeypatch) -> None:
+    """A run's first worker finds, before it forks the others, which scripts of a config's project may load a
+    config; each worker's index of the project then reads only those, and finds the same readers."""
+    from precisionlint.project import config_readers, pins
+    from precisionlint.run import parallel
+
+    _write(tmp_path, {"pyproject.toml": '[project]\nname = "x"\n', "configs/train.yaml": CONFIG,
+                      "train.py": SCRIPT, "tools/other.py": "import torch\nx = torch.load('m.pt')\n",
+                      "tools/plot.py": "print(1)\n"})
+    config = str(tmp_path / "configs" / "train.yaml")
+    expected = readers(current().project_for(config), config)
+    current().forget()
+    parallel._warm_up([], {"yaml"}, [], [(config, "yaml")], 1 << 20)
+    assert current().load_scripts == {str(tmp_path): frozenset({str(tmp_path / "train.py")}),
+                                      str(tmp_path / "tools"): frozenset()}
+    read: list[str] = []
+    monkeypatch.setattr(pins, "read_text", lambda path, real=pins.read_text: read.append(path) or real(path))
+    monkeypatch.setattr(config_readers, "_may_load", lambda path: pytest.fail(f"{path} searched again"))
+    assert readers(current().project_for(config), config) == expected != []
+    assert set(read) == {str(tmp_path / "train.py")}  # the project's index and that of the scripts beside it
+    current().forget_file(str(tmp_path / "tools" / "plot.py"))  # edited (the language server): searched again
+    assert str(tmp_path / "tools") not in current().load_scripts

@@ -59,6 +59,9 @@ class ProjectModel:
         self.config_reads: dict[str, dict[str, list[Read]]] = {}  # ... by the scripts of a project root
         self.config_reads_near: dict[str, dict[str, list[Read]]] = {}  # ... by the scripts directly in a folder
         self.config_reads_launched: dict[str, dict[str, list[Read]]] = {}  # ... by the launch lines under one
+        # a folder -> its Python files that may load a config, for the folders a run's first worker scanned before
+        # forking the others (config_readers.scan_ahead): the index reads only those of them
+        self.load_scripts: dict[str, frozenset[str]] = {}
         # project root -> the real path of each script started -> the launch lines that start it
         self.launch_lines: dict[str, dict[str, list[LaunchLine]]] = {}
         # (script real path, modification time, size) -> the argument class its HfArgumentParser takes, or None.
@@ -233,6 +236,7 @@ class ProjectModel:
         self.config_reads.clear()
         self.config_reads_near.clear()
         self.config_reads_launched.clear()
+        self.load_scripts.clear()
         self.launch_lines.clear()
         self.accelerators.clear()
 
@@ -248,6 +252,8 @@ class ProjectModel:
         if path.endswith((".sh", ".bash")):
             self.launch_lines.clear()
         folder = os.path.dirname(os.path.abspath(path))
+        if path.endswith(".py"):
+            self.load_scripts.pop(folder, None)  # it may hold a load word now, or none
         if path.endswith(".py") and imports:
             from precisionlint.project.vendored import DEPTH
 

@@ -419,7 +419,7 @@ def _setup(sources: Sequence[SourceFile], options: EngineOptions) -> tuple[Any, 
         return None
     # The workers need no context key: the keys are this process's (they name the analyses it hands out).
     return ([rule.code for rule in options.rules], options.gpus, options.limits, options.prefilter,
-            sorted({source.format for source in sources}), _one_file_per_folder(sources))
+            sorted({source.format for source in sources}), _one_file_per_folder(sources), _configs(sources))
 
 
 def _prepare(setup: Any) -> Callable[[], None]:
@@ -427,20 +427,28 @@ def _prepare(setup: Any) -> Callable[[], None]:
     from precisionlint.checks import all_rules
     from precisionlint.engine.options import EngineOptions
 
-    codes, gpus, limits, prefilter, formats, python_files = setup
+    codes, gpus, limits, prefilter, formats, python_files, configs = setup
     by_code = {rule.code: rule for rule in all_rules()}
     global _WORKER_OPTIONS
     _WORKER_OPTIONS = options = EngineOptions([by_code[code] for code in codes], gpus, limits, prefilter)
 
     def warm() -> None:
-        _warm_up(options.rules, set(formats), python_files)
-        python_files.clear()  # a path per folder of the tree: the worker lives on, the list need not
+        _warm_up(options.rules, set(formats), python_files, configs, limits.max_file_size)
+        python_files.clear()  # a path per folder of the tree: the worker lives on, the lists need not
+        configs.clear()
 
     return warm
 
 
 def _warm(sources: Sequence[SourceFile], options: EngineOptions) -> None:
-    _warm_up(options.rules, {source.format for source in sources}, _one_file_per_folder(sources))
+    _warm_up(options.rules, {source.format for source in sources}, _one_file_per_folder(sources), _configs(sources),
+             options.limits.max_file_size)
+
+
+def _configs(sources: Sequence[SourceFile]) -> list[tuple[str, str]]:
+    """The configs of the run (TOML, YAML, JSON) with their format: a worker may look for their readers among
+    their projects' scripts (project.config_readers)."""
+    return [(source.fs_path, source.format) for source in sources if source.format in ("yaml", "json", "toml")]
 
 
 # The files whose folders' pins the warm-up reads: the packaging files that make a folder a project's root.
@@ -456,10 +464,12 @@ def _one_file_per_folder(sources: Sequence[SourceFile]) -> list[str]:
                  if os.path.basename(s.fs_path) in _ROOT_FILES}.values())
 
 
-def _warm_up(rules: Sequence[Any], formats: set[str], python_files: list[str]) -> None:
+def _warm_up(rules: Sequence[Any], formats: set[str], python_files: list[str], configs: list[tuple[str, str]],
+             max_size: int) -> None:
     """In the first worker, before it forks the others: import what checking these files needs (the rules'
     modules, the Python parser's passes, YAML's loader when there are YAML files), so that every worker starts
-    with it. `python_files`: a file of each folder whose project's pins to read (_one_file_per_folder)."""
+    with it. `python_files`: a file of each folder whose project's pins to read (_one_file_per_folder);
+    `configs`: the run's configs, whose projects' scripts are searched for config loads once for all workers."""
     import importlib
 
     for rule in rules:
@@ -487,3 +497,20 @@ def _warm_up(rules: Sequence[Any], formats: set[str], python_files: list[str]) -
     for path in python_files:
         for directory in current().project_for(path).chain:
             directory.pins  # noqa: B018 - reads the pin files
+    # Which scripts of the configs' projects may load a config: every worker that checks a config of a project
+    # searched all of the project's scripts for a load word (project.config_readers). Only for the configs the
+    # prefilter lets through (a config it rejects is not checked, and its readers are never asked for).
+    from precisionlint.core.bounded_read import read_bytes
+    from precisionlint.engine.prefilter import might_hold_findings
+
+    checked = []
+    for path, fmt in configs:
+        try:
+            if might_hold_findings(read_bytes(path, max_size), fmt):  # type: ignore[arg-type]
+                checked.append(path)
+        except (OSError, ValueError):
+            continue
+    if checked:
+        from precisionlint.project.config_readers import scan_ahead
+
+        scan_ahead(current(), checked)
