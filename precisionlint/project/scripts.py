@@ -231,7 +231,8 @@ def engine_calls_under_autocast(document: Document) -> list[EngineCall]:
     found: list[EngineCall] = []
     tree = document.tree
     assert isinstance(tree, ast.Module)
-    for statement in walk(tree):
+    # The statements only, in the order of a walk of every node (_statements): an expression holds none.
+    for statement in _statements(tree):
         if not isinstance(statement, (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.Expr, ast.Return)):
             continue
         use = model.statement_autocast.get(id(statement))
