@@ -137,3 +137,19 @@ def test_a_half_cast_with_an_optimizer_or_an_fp16_trainer_gets_the_model() -> No
         bad = [path for case in load_cases() if case.rule_name == rule_name
                for path in case.bad if path.suffix == ".py"]
         assert bad and all(needs_script_model(path.read_text(encoding="utf-8")) for path in bad), rule_name
+
+
+def test_the_engine_asks_about_a_file_s_words_once(monkeypatch) -> None:
+    """Whether a Python file is read, then whether its model is built: the second question takes the first's
+    answer for the same text (each word is a scan of the whole file), and a text asked about afresh is scanned."""
+    from precisionlint.engine import gate
+
+    asked: list[str] = []
+    real = gate.word_probe
+    monkeypatch.setattr(gate, "word_probe", lambda text: asked.append(text) or real(text))
+    text = "import torch\nscaler = torch.cuda.amp.GradScaler()\n"
+    assert gate.python_tree_is_read(text) and needs_script_model(text)
+    plain = "print('hello')\n"
+    assert not needs_script_model(plain) and not needs_script_model(plain)
+    assert asked == [text, plain]  # each text's second question is answered without a scan
+    assert needs_script_model(text) and asked == [text, plain, text]  # a text asked about afresh is scanned

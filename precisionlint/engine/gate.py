@@ -90,6 +90,22 @@ def _holds_name(text: str, name: str) -> bool:
 
 
 def needs_script_model(text: str) -> bool:
+    """Whether the script rules' model could record anything in this Python text (the words it needs)."""
+    if _LAST_ANSWER[0] is text:  # the engine asks twice about a file: whether it is read, then for the model
+        answer = _LAST_ANSWER[1]
+        _LAST_ANSWER[:] = [None, False]  # asked for the last time: the text is not kept
+        return answer  # type: ignore[return-value]
+    answer = _needs_script_model(text)
+    _LAST_ANSWER[:] = [text, answer]
+    return answer
+
+
+# The text last asked about and the answer (each word is a scan of the whole text: half of the question's CPU
+# was asking it again for the same file).
+_LAST_ANSWER: list[str | bool | None] = [None, False]
+
+
+def _needs_script_model(text: str) -> bool:
     global _OPTIMIZER_WORDS
     probe = word_probe(text)
     if any(_holds_name(probe, word) if word in _WHOLE_NAMES else word in probe for word in SCRIPT_MODEL_WORDS):
