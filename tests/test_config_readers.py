@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -157,7 +158,8 @@ def test_a_script_is_searched_for_load_words_in_its_bytes_as_in_its_text() -> No
 
 def test_the_first_worker_scans_the_scripts_once_for_all_workers(tmp_path: Path, monkeypatch) -> None:
     """A run's first worker finds, before it forks the others, which scripts of a config's project may load a
-    config; each worker's index of the project then reads only those, and finds the same readers."""
+    config, and what those read; each worker's index of the project then reads no script again, and finds the
+    same readers."""
     from precisionlint.project import config_readers, pins
     from precisionlint.run import parallel
 
@@ -174,6 +176,27 @@ def test_the_first_worker_scans_the_scripts_once_for_all_workers(tmp_path: Path,
     monkeypatch.setattr(pins, "read_text", lambda path, real=pins.read_text: read.append(path) or real(path))
     monkeypatch.setattr(config_readers, "_may_load", lambda path: pytest.fail(f"{path} searched again"))
     assert readers(current().project_for(config), config) == expected != []
-    assert set(read) == {str(tmp_path / "train.py")}  # the project's index and that of the scripts beside it
+    assert read == []  # the reads of train.py, found before the fork, are reused (its paths resolve alike)
     current().forget_file(str(tmp_path / "tools" / "plot.py"))  # edited (the language server): searched again
     assert str(tmp_path / "tools") not in current().load_scripts
+
+
+def test_a_script_s_reads_are_reused_only_where_its_paths_resolve_alike(tmp_path: Path) -> None:
+    """A script's reads found through one project are reused for another project of the same files only where
+    each path the script names resolves to the same file: `train.yaml` from tools/train.py is a/train.yaml for
+    a config in a/ and b/train.yaml for one in b/ (the project's folders are searched), as a fresh run finds."""
+    from precisionlint.project.config_readers import _index
+    from precisionlint.project.model import ProjectModel
+
+    script = SCRIPT.replace("configs/train.yaml", "train.yaml")
+    _write(tmp_path, {"pyproject.toml": '[project]\nname = "x"\n', "a/train.yaml": CONFIG, "b/train.yaml": CONFIG,
+                      "tools/train.py": script, "tools/other.py": "import json\nx = json.load(open('x.json'))\n"})
+    scripts = [str(tmp_path / "tools" / "other.py"), str(tmp_path / "tools" / "train.py")]
+    model = current()
+    in_a = _index(model.project_of_folder(str(tmp_path / "a")), scripts)
+    in_b = _index(model.project_of_folder(str(tmp_path / "b")), scripts)
+    assert list(in_a) == [os.path.realpath(tmp_path / "a" / "train.yaml")]
+    assert list(in_b) == [os.path.realpath(tmp_path / "b" / "train.yaml")]
+    fresh = ProjectModel()
+    assert in_b == _index(fresh.project_of_folder(str(tmp_path / "b")), scripts)
+    assert set(model.script_reads) == set(scripts)  # kept, with the paths they resolved

@@ -26,7 +26,7 @@ launcher at the root gives), as project.Project.resolve does.
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from precisionlint.project.reads import SKIPPED_FOLDERS, Read, project_files
 
@@ -90,34 +90,76 @@ def _scripts_in(folder: str) -> list[str]:
 
 def _index(project: Project, scripts: list[str]) -> dict[str, list[Read]]:
     found: dict[str, list[Read]] = {}
-    ahead = project.model.load_scripts  # folder -> its scripts that hold a load word, for the folders scanned ahead
+    model = project.model
+    ahead = model.load_scripts  # folder -> its scripts that hold a load word, for the folders scanned ahead
+    # a script's reads as found before (for another index, or by the first worker before the others forked),
+    # not for the language server, whose editor buffers change under the same path
+    known = model.script_reads if model.open_buffer is None else None
     for path in scripts:
         holding = ahead.get(os.path.dirname(path)) if ahead else None
-        if holding is None:
-            text = _loading_text(path)
-        elif path in holding:  # scanned before the workers forked: it holds a load word
-            from precisionlint.project.pins import read_text
-
-            text = read_text(path)
-        else:
+        if holding is not None and path not in holding:
             continue  # scanned before the workers forked: too large, unreadable, or without a load word
-        if text is None:
-            continue
-        import ast  # here: most projects' scripts load no config, and a config's check parses no Python
-
-        try:
-            tree = ast.parse(text)
-        except (SyntaxError, ValueError, RecursionError, MemoryError):
-            continue
-        reads = ScriptReads(project, path, tree)
-        for read in reads.reads():
+        before = known.get(path) if known is not None else None
+        if before is not None and all(project.resolve(base, literal) == resolved
+                                      for base, literal, resolved in before[0]):
+            reads = before[1]  # each path it resolved resolves alike for this project: the same reads
+        else:
+            recorder = _Resolutions(project)
+            made = _script_reads(recorder, path, holding is not None)
+            if made is None:
+                continue
+            if known is not None and recorder.only_resolved:
+                known[path] = (tuple(recorder.resolved), made)
+            reads = made
+        for read in reads:
             found.setdefault(read.config, []).append(read)
-        if "default_config_files" in text:
-            from precisionlint.project.lightning_cli import default_config_reads
-
-            for read in default_config_reads(project, path, tree, reads.shown):
-                found.setdefault(read.config, []).append(read)
     return found
+
+
+def _script_reads(project: Any, path: str, holds_word: bool) -> list[Read] | None:
+    """The reads of one script that may load a config (None: it cannot be read, holds no load word, or does not
+    parse); `holds_word`: the first worker's scan found a load word in it."""
+    if holds_word:
+        from precisionlint.project.pins import read_text
+
+        text = read_text(path)
+    else:
+        text = _loading_text(path)
+    if text is None:
+        return None
+    import ast  # here: most projects' scripts load no config, and a config's check parses no Python
+
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    script = ScriptReads(project, path, tree)
+    reads = script.reads()
+    if "default_config_files" in text:
+        from precisionlint.project.lightning_cli import default_config_reads
+
+        reads += default_config_reads(project, path, tree, script.shown)
+    return reads
+
+
+class _Resolutions:
+    """Stands for a project while a script's reads are found: what they take of the project is the file each
+    path written in the script resolves to (Project.resolve, which looks in the folders of the project's chain),
+    recorded, so that another project of the same files reuses the reads where each path resolves alike."""
+
+    def __init__(self, project: Project) -> None:
+        self.project = project
+        self.resolved: list[tuple[str, str, str | None]] = []
+        self.only_resolved = True  # nothing but resolve was asked of the project
+
+    def resolve(self, base_file: str, literal: str) -> str | None:
+        found = self.project.resolve(base_file, literal)
+        self.resolved.append((base_file, literal, found))
+        return found
+
+    def __getattr__(self, name: str) -> Any:
+        self.only_resolved = False  # something else decided the reads: they are not reused
+        return getattr(self.project, name)
 
 
 # The load words as bytes, in groups that each hold a fragment every word of the group contains: a script is
@@ -187,6 +229,10 @@ def scan_ahead(model: ProjectModel, config_paths: list[str]) -> None:
                 holding.append(path)
         for folder, holding in by_folder.items():
             found[folder] = frozenset(holding) if holding else none
+        # and the reads of the scripts that hold one (parsed once for all workers), with the paths they resolved
+        # for this root's project: a worker whose config is in another folder of it reuses them where each of
+        # those paths resolves alike from that folder's project (_index)
+        _index(model.project_of_folder(root), [path for holding in by_folder.values() for path in holding])
 
 
 # A name bound to (a section of) a loaded config. Made with field types that are objects, not the strings this

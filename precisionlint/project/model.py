@@ -62,6 +62,9 @@ class ProjectModel:
         # a folder -> its Python files that may load a config, for the folders a run's first worker scanned before
         # forking the others (config_readers.scan_ahead): the index reads only those of them
         self.load_scripts: dict[str, frozenset[str]] = {}
+        # a script's path -> the paths it resolved through its project (base file, path written, file found) and
+        # its reads (config_readers._index): another project whose chain resolves them alike reuses the reads
+        self.script_reads: dict[str, tuple[tuple[tuple[str, str, str | None], ...], list[Read]]] = {}
         # project root -> the real path of each script started -> the launch lines that start it
         self.launch_lines: dict[str, dict[str, list[LaunchLine]]] = {}
         # (script real path, modification time, size) -> the argument class its HfArgumentParser takes, or None.
@@ -237,6 +240,7 @@ class ProjectModel:
         self.config_reads_near.clear()
         self.config_reads_launched.clear()
         self.load_scripts.clear()
+        self.script_reads.clear()
         self.launch_lines.clear()
         self.accelerators.clear()
 
@@ -254,6 +258,8 @@ class ProjectModel:
         folder = os.path.dirname(os.path.abspath(path))
         if path.endswith(".py"):
             self.load_scripts.pop(folder, None)  # it may hold a load word now, or none
+            self.script_reads.pop(os.path.realpath(path), None)
+            self.script_reads.pop(os.path.abspath(path), None)
         if path.endswith(".py") and imports:
             from precisionlint.project.vendored import DEPTH
 
