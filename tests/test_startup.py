@@ -687,6 +687,28 @@ def test_the_string_tests_before_a_pattern_answer_as_the_pattern() -> None:
             lowered in NAMES or bool(file_names.search(lowered))), name
 
 
+def test_a_text_is_searched_for_loss_scaling_at_the_speed_of_a_literal_search() -> None:
+    """true-half-precision-training searches an ASCII text for loss scaling lowered, for a pattern that starts with
+    its literal: the case-folded pattern was tried at every position (3 times slower over real Python files, 20
+    times a literal search on this text). The answers stay the pattern's (the test above)."""
+    import time
+    from collections.abc import Callable
+
+    from precisionlint.checks.true_half_precision_training import _mentions_loss_scaling
+
+    text = "scale = loss * 2  # Lossy scaling\n" * 60_000  # 2 MB: "scal" in it, loss scaling not
+    assert not _mentions_loss_scaling(text) and _mentions_loss_scaling(text + "LOSS-Scale\n")
+
+    def took(scan: Callable[[], object]) -> float:
+        start = time.perf_counter()
+        scan()
+        return time.perf_counter() - start
+
+    literal = min(took(lambda: text.find("loss_scal")) for _ in range(3))
+    found = min(took(lambda: _mentions_loss_scaling(text)) for _ in range(3))  # with its lower(): about 4x
+    assert found < 10 * literal + 0.002, (found, literal)
+
+
 TEARDOWN_PROBE = r"""
 import atexit, os, sys
 told = int(sys.argv[1])

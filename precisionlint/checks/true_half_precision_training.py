@@ -63,6 +63,7 @@ _FRAMEWORKS = frozenset({"lightning", "nemo"})
 _CUDA_ACCELERATORS = frozenset({"gpu", "cuda", "auto"})
 # Explicit loss scaling configured somewhere in the file (Graphcore's `loss_scaling`, a custom scaler).
 _LOSS_SCALING = lazy_pattern(globals(), "_LOSS_SCALING", r"loss[_ -]?scal|lossScaling", re.IGNORECASE)
+_LOWERED_LOSS_SCALING = lazy_pattern(globals(), "_LOWERED_LOSS_SCALING", r"loss[_ -]?scal")  # ASCII text, lowered
 # Code and configs that train nothing: tests, inference, evaluation, export.
 _NOT_TRAINING_FOLDERS = frozenset({"inference", "serving", "deploy", "benchmarks"})
 _NOT_TRAINING_WORDS = ("infer", "predict", "eval", "export", "serve", "generat", "quantiz", "ptq")  # in a file's name
@@ -102,9 +103,13 @@ def check(ctx: CheckContext) -> Iterator[Finding]:
 
 def _mentions_loss_scaling(text: str) -> bool:
     """_LOSS_SCALING.search(text); compiled only where an ASCII text holds "scal" in any case (both of its choices
-    do), not at every start."""
-    if text.isascii() and "scal" not in text.lower():
-        return False
+    do), not at every start. An ASCII text is searched lowered, for the lowered pattern without case folding (the
+    same matches: on ASCII letters case folding is lowering, and `lossscaling` is `loss[_ -]?scal` with no
+    separator): a pattern that starts with a literal is searched for that literal first, where a case-folded one
+    is tried at every position (3 times slower over the Python files of four real repositories)."""
+    if text.isascii():
+        lowered = text.lower()
+        return "scal" in lowered and _LOWERED_LOSS_SCALING.search(lowered) is not None
     return _LOSS_SCALING.search(text) is not None
 
 
