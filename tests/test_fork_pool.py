@@ -307,3 +307,58 @@ def test_the_warm_up_reads_the_projects_pins_without_keeping_every_folder(tmp_pa
         sources.append(SourceFile(str(path), name, fmt))  # type: ignore[arg-type]
     warmed = parallel._one_file_per_folder(sources)
     assert len(warmed) == 1 and os.path.dirname(warmed[0]) == str(tmp_path)
+
+
+def test_a_heavy_chunk_waits_while_another_worker_is_on_one_and_the_others_go_on(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two workers each analysing a large file at once take twice the memory of one: a chunk holding a file whose
+    analysis is estimated heavy goes to a worker only while no other worker holds one, and the other chunks go to
+    the other worker meanwhile."""
+    import time
+
+    monkeypatch.setattr(fork_pool, "HEAVY_BYTES", 1 << 20, raising=False)  # as a 4 MB notebook's is heavy
+
+    log = tmp_path / "log"
+    log.mkdir()
+
+    def work(chunk: list[tuple[int, SourceFile, bytes | None]]) -> list[tuple[int, object]]:
+        for index, _, data in chunk:
+            start = time.monotonic()  # one clock for every process of the machine
+            heavy = data is not None and len(data) > 100_000
+            if heavy:
+                time.sleep(0.3)
+            with open(log / str(os.getpid()), "a") as handle:
+                handle.write(f"{index} {int(heavy)} {start} {time.monotonic()}\n")
+        return [(index, None) for index, _, _ in chunk]
+
+    heavy = b"{" + b" " * 400_000 + b"}"  # a 400 kB notebook: its analysis is estimated at 1.6 MB
+    sizes = [heavy, heavy, b"{}", b"{}", heavy, b"{}", b"{}", heavy, b"{}", b"{}"]
+    sources = [SourceFile(str(tmp_path / f"n{index}.ipynb"), f"n{index}.ipynb", "notebook")
+               for index in range(len(sizes))]
+    pool = fork_pool.ForkPool(sources, 2, work, lambda: None)  # type: ignore[arg-type]
+    try:
+        for index, data in enumerate(sizes):
+            pool.submit([(index, data)])
+        results: list[object] = [None] * len(sources)
+        assert pool.collect(results, lambda count: None) == []  # type: ignore[arg-type]
+    except BaseException:
+        pool.stop()
+        raise
+    runs = {int(pid.name): [tuple(float(x) for x in line.split()) for line in pid.read_text().splitlines()]
+            for pid in log.iterdir()}
+    assert sorted(int(index) for rows in runs.values() for index, *_ in rows) == list(range(len(sizes)))
+    assert len(runs) == 2
+    for pid, rows in runs.items():
+        for other, other_rows in runs.items():
+            if other == pid:
+                continue
+            for _, heavy_a, start_a, end_a in rows:
+                for _, heavy_b, start_b, end_b in other_rows:
+                    if heavy_a and heavy_b:
+                        assert end_a <= start_b or end_b <= start_a, "two heavy analyses at once"
+    # the light files were not held back behind the heavy ones: some ran beside a heavy analysis
+    assert any(heavy_a and not heavy_b and start_a <= start_b <= end_a
+               for pid, rows in runs.items() for other, other_rows in runs.items() if other != pid
+               for _, heavy_a, start_a, end_a in rows for _, heavy_b, start_b, _ in other_rows)
+    assert not _descendants()

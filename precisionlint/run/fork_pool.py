@@ -41,6 +41,11 @@ AHEAD = 2  # chunks handed to a worker and not yet done: one to work on, one rea
 # the reading stays this far ahead of the workers at most, so that a run's memory does not grow with its tree
 # (without it the parent read a 4x corpus to the end while the workers were at its start: 265 MB of queued bytes).
 WINDOW_BYTES = 2 << 20
+# A file whose analysis is estimated to need this much memory or more (engine.check.estimated_memory: a Python
+# file of 256 kB or more, a JSON config of 1.6 MB, a notebook of 4 MB) makes its chunk heavy: more than a worker's
+# own size (about 25 MB). A heavy chunk goes to a worker only while no other worker holds one, and the others
+# take the light chunks meanwhile: two 1 MB training scripts analysed at once took twice the memory of one.
+HEAVY_BYTES = 16 << 20
 _HEADER = 8  # bytes of a frame's length, before its pickled payload
 _READ = 1 << 20
 
@@ -236,6 +241,7 @@ class ForkPool:
         self.chunks: dict[int, list[int]] = {}  # chunk number -> the indices of its files, until done
         self.queue: deque[tuple[int, list[tuple[int, bytes | None]]]] = deque()  # not yet handed out
         self.queued = 0  # the bytes of the chunks in `queue`
+        self.heavy: set[int] = set()  # the files, by index in sources, queued or handed out with a heavy analysis
         self.numbered = 0
         self.first = 0  # the pid of the first worker, which forks the others
         self.workers: list[_Worker] = []
@@ -288,6 +294,7 @@ class ForkPool:
         self.numbered += 1
         self.queue.append((self.numbered, files))
         self.queued += sum(_size(data) for _, data in files)
+        self._weigh(files)
         self.poll(None, None)
         # Backpressure: wait until the workers have taken enough (unless none is left to take anything).
         while self.queued > WINDOW_BYTES and any(w.alive for w in self.workers):
@@ -297,6 +304,7 @@ class ForkPool:
         """Every file is read: queue the last ones, and cut what no worker has taken yet, largest files first,
         into chunks that shrink as the work runs out (from `largest` bytes down to `smallest`), so that the workers
         finish together."""
+        self._weigh(files)
         left = [file for _, queued in self.queue for file in queued] + files
         # The largest first: a long file handed out last would keep one worker busy while the others wait.
         left.sort(key=lambda file: -_size(file[1]))
@@ -323,13 +331,43 @@ class ForkPool:
         """Whether a living worker has fewer than AHEAD chunks."""
         return any(w.alive and len(w.chunks) < AHEAD for w in self.workers)
 
+    def _weigh(self, files: list[tuple[int, bytes | None]]) -> None:
+        """Note the files whose analysis is heavy (HEAVY_BYTES)."""
+        from precisionlint.engine.check import estimated_memory
+
+        for index, data in files:
+            if data is not None and estimated_memory(data, self.sources[index].format) >= HEAVY_BYTES:
+                self.heavy.add(index)
+
+    def _next_for(self, worker: _Worker) -> int | None:
+        """The position in the queue of the chunk to hand `worker`: the first one, or, while another worker holds
+        a heavy chunk, the first that is not heavy."""
+        if not self.heavy:
+            return 0
+        heavy = self.heavy
+        busy = any(index in heavy for other in self.workers if other is not worker and other.alive
+                   for number in other.chunks for index in self.chunks.get(number, ()))
+        for position, (_, files) in enumerate(self.queue):
+            if not busy or not any(index in heavy for index, _ in files):
+                return position
+        return None
+
     def _hand_out(self) -> None:
         while self.queue:
-            ready = [w for w in self.workers if w.alive and len(w.chunks) < AHEAD]
-            if not ready:
-                return
-            worker = min(ready, key=lambda w: len(w.chunks))
-            number, files = self.queue.popleft()
+            ready = sorted((w for w in self.workers if w.alive and len(w.chunks) < AHEAD), key=lambda w: len(w.chunks))
+            position: int | None = None
+            for worker in ready:
+                position = self._next_for(worker)
+                if position is not None:
+                    break
+            else:
+                return  # nobody has room, or what is queued waits for the heavy chunk in flight
+            if position:
+                self.queue.rotate(-position)
+                number, files = self.queue.popleft()
+                self.queue.rotate(position)
+            else:
+                number, files = self.queue.popleft()
             self.queued -= sum(_size(data) for _, data in files)
             where = self.arena.put(number, [data for _, data in files])
             task = [(index, self.sources[index], place) for (index, _), place in zip(files, where, strict=True)]
@@ -394,7 +432,9 @@ class ForkPool:
             if worker.chunks and worker.chunks[0] == number:
                 worker.chunks.popleft()
             self.arena.done(number)
-            self.chunks.pop(number, None)
+            indices = self.chunks.pop(number, None)
+            if indices is not None and self.heavy:
+                self.heavy.difference_update(indices)
             if results is not None:
                 for index, result in done:
                     results[index] = result
