@@ -167,3 +167,22 @@ def test_the_signature_of_the_runs_scripts_is_hashed_line_by_line(tmp_path: Path
     text = "\n".join(lines)  # files just written: their stat is unsettled (core.racy_stat), and the key says so
     assert key.endswith("|" + content_digest(text.encode()) + (UNSETTLED if UNSETTLED in text else ""))
     assert peak < 200_000  # the text of 3,000 lines of ~200 characters, with its list and bytes: 2 MB
+
+
+def test_a_folder_named_by_its_absolute_path_is_one_string_in_both_tables_of_the_keys(tmp_path: Path) -> None:
+    """The keys keep, per folder, its project's pins (by the folder as the path spells it) and what each
+    directory declares (by its absolute path). For a run that names absolute paths the two are the same text:
+    one string, not two per folder of the tree."""
+    sources = []
+    for index in range(20):
+        folder = tmp_path / ("a-folder-with-a-long-name-as-checkouts-have-" * 2) / f"recipe-{index}"
+        folder.mkdir(parents=True)
+        (folder / "train.py").write_text("x = 1\n")
+        sources.append(SourceFile(str(folder / "train.py"), f"recipe-{index}/train.py", "python"))
+    use(ProjectModel())
+    context = ProjectContext(sources)
+    for source in sources:
+        context.portable(source)
+    spelled = {id(folder) for folder in context._pins_of_folder}
+    assert len(spelled) == len(sources)
+    assert spelled <= {id(folder) for folder in context._directories}

@@ -131,6 +131,8 @@ class ProjectContext:
         found = self._pins_of_folder.get(spelled)
         if found is None:
             folder = os.path.dirname(os.path.abspath(source.fs_path))
+            if folder == spelled:
+                folder = spelled  # one string for the folder in both tables (a run that named absolute paths)
             # what this run keeps of each directory (_directories), not the model's Directory and Project
             found = self._model.pins_signature(folder, self._directories, self._started)
             found = self._pins_of_folder[spelled] = self._shared.setdefault(found, found)
