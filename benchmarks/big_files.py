@@ -16,11 +16,12 @@ Three real-shaped files are generated (deterministic, in a temporary folder):
 
 Each is checked as a subprocess, `precisionlint check --no-cache FILE` with no configuration file (the default
 limits) in a project folder of its own, beside a subprocess that only parses it with the parser the check path
-uses, or for YAML the tree it stands for (ast.parse; PyYAML's CSafeLoader compose, a tree of the file as ast.parse
-gives one, where the check reads libyaml's events and builds its own; json.loads) with the cyclic collector off, as the check runs
-(its time with the collector on is printed too), in the same rounds. Measured per process: CPU seconds (user +
-system, the process and its children) and peak RSS; memory growth is the peak RSS above that of the same
-command on a tiny file of the same format (the interpreter and the imports). Targets (issue "Fast at any size"):
+uses, or for YAML the tree it stands for (ast.parse; PyYAML's CSafeLoader compose, a tree of the file as
+ast.parse gives one, where the check reads libyaml's events and builds its own; json.loads) with the cyclic
+collector off, as the check runs (its time with the collector on is printed too), in the same rounds.
+Measured per process: CPU seconds (user + system, the process and its children) and peak RSS; memory growth is
+the peak RSS above that of the same command on a tiny file of the same format (the interpreter and the
+imports). Targets (issue "Fast at any size"):
 
   cpu      check CPU <= 2.5x the parser's CPU
   memory   check's peak RSS growth <= 20x the file's size
