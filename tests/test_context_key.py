@@ -186,3 +186,36 @@ def test_a_folder_named_by_its_absolute_path_is_one_string_in_both_tables_of_the
     spelled = {id(folder) for folder in context._pins_of_folder}
     assert len(spelled) == len(sources)
     assert spelled <= {id(folder) for folder in context._directories}
+
+
+def test_the_stats_kept_ahead_of_the_loop_give_back_their_table_as_the_loop_takes_them(tmp_path: Path) -> None:
+    """The stats a signature took ahead of the loop are taken out as the loop reaches their files; the table
+    that held them shrinks with them rather than staying the size of every script and config of the run until
+    the reading ends."""
+    import sys
+
+    from precisionlint.run.discover import discover
+
+    use(ProjectModel())
+    (tmp_path / "configs").mkdir()
+    (tmp_path / "configs" / "ds.json").write_text("{}\n")  # first in the order of the run
+    for folder in range(20):
+        inner = tmp_path / f"recipe-{folder}"
+        inner.mkdir()
+        for index in range(20):
+            (inner / f"train_{index}.py").write_text("x = 1\n")
+    sources = discover([str(tmp_path)], tmp_path).files
+    context = ProjectContext(sources)
+    assert context.stat(sources[0].fs_path, "json") is not None
+    context.key(sources[0], True)  # the signatures: a stat of every script, ahead of the loop
+    full = sys.getsizeof(context._ahead)
+    assert len(context._ahead) == len(sources) - 1
+    for source in sources[1:-40]:  # the loop, up to its last 40 files
+        info = context.stat(source.fs_path, source.format)
+        assert info is not None and info.st_ino == os.stat(source.fs_path).st_ino
+    assert len(context._ahead) == 40
+    assert sys.getsizeof(context._ahead) * 4 < full
+    for source in sources[-40:]:
+        info = context.stat(source.fs_path, source.format)
+        assert info is not None and info.st_ino == os.stat(source.fs_path).st_ino
+    assert not context._ahead
