@@ -94,7 +94,8 @@ def _index(project: Project, scripts: list[str]) -> dict[str, list[Read]]:
     ahead = model.load_scripts  # folder -> its scripts that hold a load word, for the folders scanned ahead
     # a script's reads as found before (for another index, or by the first worker before the others forked),
     # not for the language server, whose editor buffers change under the same path
-    known = model.script_reads if model.open_buffer is None else None
+    on_disk = model.open_buffer is None
+    known = model.script_reads if on_disk else None
     for path in scripts:
         holding = ahead.get(os.path.dirname(path)) if ahead else None
         if holding is not None and path not in holding:
@@ -105,7 +106,7 @@ def _index(project: Project, scripts: list[str]) -> dict[str, list[Read]]:
             reads = before[1]  # each path it resolved resolves alike for this project: the same reads
         else:
             recorder = _Resolutions(project)
-            made = _script_reads(recorder, path, holding is not None)
+            made = _script_reads(recorder, path, holding is not None, on_disk)
             if made is None:
                 continue
             if known is not None and recorder.only_resolved:
@@ -116,15 +117,16 @@ def _index(project: Project, scripts: list[str]) -> dict[str, list[Read]]:
     return found
 
 
-def _script_reads(project: Any, path: str, holds_word: bool) -> list[Read] | None:
+def _script_reads(project: Any, path: str, holds_word: bool, on_disk: bool) -> list[Read] | None:
     """The reads of one script that may load a config (None: it cannot be read, holds no load word, or does not
-    parse); `holds_word`: the first worker's scan found a load word in it."""
+    parse); `holds_word`: the first worker's scan found a load word in it; `on_disk`: the model reads no editor
+    buffers (a run, not the language server)."""
     if holds_word:
         from precisionlint.project.pins import read_text
 
         text = read_text(path)
     else:
-        text = _loading_text(path)
+        text = _loading_text(path, on_disk)
     if text is None:
         return None
     import ast  # here: most projects' scripts load no config, and a config's check parses no Python
@@ -190,12 +192,11 @@ def _may_load(path: str) -> bool:
     return _holds_load_word(data)
 
 
-def _loading_text(path: str) -> str | None:
+def _loading_text(path: str, on_disk: bool) -> str | None:
     """The text of a script that may load a config (a load word in it), None for any other."""
-    from precisionlint.project.model import current
     from precisionlint.project.pins import read_text
 
-    if current().open_buffer is None:
+    if on_disk:
         if not _may_load(path):  # its bytes, searched before any decoding: most scripts load no config
             return None
         return read_text(path)
