@@ -67,7 +67,7 @@ from typing import TYPE_CHECKING
 
 from precisionlint.checks import CheckContext
 from precisionlint.core.model import Finding, Fix, Severity, Span
-from precisionlint.sources.python_index import all_statements, lines_holding, walk, walk_on_lines
+from precisionlint.sources.python_index import lines_holding, statements_on_lines, walk, walk_on_lines
 
 if TYPE_CHECKING:
     from precisionlint.project.versions import Version, VersionRange
@@ -215,17 +215,17 @@ class _Annotations:
     def __init__(self, tree: object, text: str) -> None:
         self.tree = tree
         self.text = text
-        self.annotations: list[ast.expr] | None = None
         self.loads: dict[tuple[str, ...], list[ast.Name]] = {}
 
     def _inside(self, uses: list[ast.Name]) -> set[int]:
         """The nodes of the annotations written on the lines of `uses` (a read inside an annotation lies within
         the annotation's lines)."""
-        if self.annotations is None:
-            self.annotations = list(_annotations_of(self.tree)) if isinstance(self.tree, ast.AST) else []
-        lines = {use.lineno for use in uses}
+        if not isinstance(self.tree, ast.AST):
+            return set()
+        lines = sorted({use.lineno for use in uses})
         nodes: set[int] = set()
-        for annotation in self.annotations:
+        # only the statements written on those lines can hold such an annotation: the rest of the file is not read
+        for annotation in _annotations_of(statements_on_lines(self.tree, lines)):
             first, last = annotation.lineno, annotation.end_lineno or annotation.lineno
             if any(first <= line <= last for line in lines):
                 nodes.update(id(inner) for inner in walk(annotation))
@@ -262,8 +262,8 @@ class _Annotations:
         return all(id(node) in inside for node in uses)
 
 
-def _annotations_of(tree: ast.AST) -> Iterator[ast.expr]:
-    for node in all_statements(tree):
+def _annotations_of(statements: list[ast.stmt]) -> Iterator[ast.expr]:
+    for node in statements:
         if isinstance(node, ast.AnnAssign):
             yield node.annotation
         elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):

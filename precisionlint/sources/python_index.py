@@ -291,6 +291,26 @@ def all_statements(tree: ast.AST) -> list[ast.stmt]:
     return found
 
 
+def statements_on_lines(tree: ast.AST, lines: list[int]) -> list[ast.stmt]:
+    """The statements under `tree` whose lines (decorators' too) take in one of `lines` (sorted), nested ones
+    too: all_statements without descending into a statement that takes in none of them (nothing inside it can)."""
+    found: list[ast.stmt] = []
+    stack: list[ast.AST] = [tree]
+    stmt = ast.stmt
+    while stack:
+        node = stack.pop()
+        for field in ("body", "orelse", "finalbody", "handlers", "cases"):
+            block = getattr(node, field, None)
+            if type(block) is list:  # a lambda's or a conditional expression's body is an expression
+                for item in block:
+                    if not isinstance(item, stmt):
+                        stack.append(item)  # an except handler or a match case: its body holds the statements
+                    elif takes_in(item, lines):
+                        found.append(item)
+                        stack.append(item)
+    return found
+
+
 def _assignments(tree: ast.AST) -> dict[str, int]:
     """How often each plain name is assigned anywhere in the file, as the whole walk counts it."""
     assigned: dict[str, int] = {}
