@@ -38,11 +38,13 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Callable, Iterable
-from typing import TYPE_CHECKING, Any
 
+from precisionlint.core.light_typing import TYPE_CHECKING
 from precisionlint.core.model import Document, Finding, Fix, Related, Severity, Span
 
 if TYPE_CHECKING:
+    from typing import Any
+
     from precisionlint.hardware.gpu import Gpu
     from precisionlint.project import Project
     from precisionlint.script.model import ScriptModel

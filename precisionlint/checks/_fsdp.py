@@ -10,8 +10,8 @@ param_dtype is not None, then the reduction uses the compute dtype."
 from __future__ import annotations
 
 import ast
-from typing import TYPE_CHECKING
 
+from precisionlint.core.light_typing import TYPE_CHECKING
 from precisionlint.core.model import Span
 
 if TYPE_CHECKING:

@@ -16,7 +16,10 @@ first fixed one starts a new major or minor version (before 5.0.0 came 4.57.6).
 
 from __future__ import annotations
 
-from typing import Any
+from precisionlint.core.light_typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from typing import Any
 
 KNOWN_BUGS: tuple[dict[str, Any], ...] = (
     {

@@ -1,14 +1,19 @@
 """cross-file-precision-conflict on a launch line: the precision its flag asks for (or the Accelerate config its
 `--config_file` names) against a `torch.autocast` that the started script hard-codes to the other 16-bit type."""
 
-# No `from __future__ import annotations`: this module's NamedTuples are made at every start (core/model.py says why).
+from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any, NamedTuple
 
 from precisionlint.checks import CheckContext
 from precisionlint.checks._linked_settings import display, related_to, truth, where_line, where_span
+from precisionlint.core.light_typing import TYPE_CHECKING
 from precisionlint.core.model import Finding, Related, Severity, Span
+
+if TYPE_CHECKING:
+    from typing import Any, NamedTuple
+else:
+    from precisionlint.core.light_typing import NamedTuple
 
 # Names whose use in a script means it chooses its precision from its arguments or configuration.
 _PRECISION_NAMES = ("fp16", "bf16", "mixed_precision", "half_precision", "use_amp", "amp_dtype", "precision",

@@ -3,9 +3,11 @@ location, DeepSpeed's enabled 16-bit types, and a launch flag's truth value."""
 
 from __future__ import annotations
 
-from typing import Any
-
+from precisionlint.core.light_typing import TYPE_CHECKING
 from precisionlint.core.model import Document, Related, Setting, Span
+
+if TYPE_CHECKING:
+    from typing import Any
 
 
 def where_line(path: str, setting: Setting) -> str:

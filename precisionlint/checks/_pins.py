@@ -4,8 +4,7 @@ declared, it is unsafe and its description names the version it needs."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
+from precisionlint.core.light_typing import TYPE_CHECKING
 from precisionlint.project.versions import Version, show
 
 if TYPE_CHECKING:

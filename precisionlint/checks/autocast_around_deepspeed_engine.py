@@ -63,11 +63,14 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Iterator
-from typing import Any
 
 from precisionlint.checks import CheckContext
+from precisionlint.core.light_typing import TYPE_CHECKING
 from precisionlint.core.model import Document, Finding, Related, Severity
 from precisionlint.sources.tree import root_map
+
+if TYPE_CHECKING:
+    from typing import Any
 
 CODE = "PL404"
 NAME = "autocast-around-deepspeed-engine"

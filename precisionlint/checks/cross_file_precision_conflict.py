@@ -68,16 +68,17 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any
 
 from precisionlint.checks import CheckContext
 from precisionlint.checks._launch_autocast import launcher_vs_script
 from precisionlint.checks._linked_settings import ds_values, related_to, truth, where_line
+from precisionlint.core.light_typing import TYPE_CHECKING
 from precisionlint.core.model import Document, Finding, Related, Severity, Span
 from precisionlint.sources.tree import root_map, roots
 
 if TYPE_CHECKING:
     import ast  # a config's check imports this module and parses no Python
+    from typing import Any
 
 CODE = "PL402"
 NAME = "cross-file-precision-conflict"

@@ -63,9 +63,9 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Callable, Iterator
-from typing import TYPE_CHECKING
 
 from precisionlint.checks import CheckContext
+from precisionlint.core.light_typing import TYPE_CHECKING
 from precisionlint.core.model import Finding, Fix, Severity, Span
 from precisionlint.sources.python_index import lines_holding, statements_on_lines, walk, walk_on_lines
 

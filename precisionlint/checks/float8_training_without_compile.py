@@ -43,10 +43,10 @@ No fix: compiling changes start-up time and can meet graph breaks that the user 
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import TYPE_CHECKING
 
 from precisionlint.checks import CheckContext
 from precisionlint.checks._attribution import is_test_code
+from precisionlint.core.light_typing import TYPE_CHECKING
 from precisionlint.core.model import Finding, Severity
 from precisionlint.core.patterns import lazy_pattern
 

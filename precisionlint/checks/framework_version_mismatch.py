@@ -76,20 +76,23 @@ whether to change the code or the pin is the user's decision.
 - Transformers v5 migration guide (`TrainingArguments` removals): https://github.com/huggingface/transformers/blob/main/MIGRATION_GUIDE_V5.md
 """
 
-# No `from __future__ import annotations`: this module's NamedTuples are made at every start (core/model.py says why).
+from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, NamedTuple
 
 from precisionlint.checks import CheckContext
 from precisionlint.checks._attribution import at_most_warning, certain, hedge
+from precisionlint.core.light_typing import TYPE_CHECKING
 from precisionlint.core.model import Finding, Fix, Setting, Severity, Span
 from precisionlint.project import disk_path
 from precisionlint.project.versions import VersionRange, show
 
 if TYPE_CHECKING:
     import ast  # a config's check imports this module and parses no Python
+    from typing import NamedTuple
+else:
+    from precisionlint.core.light_typing import NamedTuple
 
 CODE = "PL401"
 NAME = "framework-version-mismatch"
@@ -302,7 +305,7 @@ def _torch_apis(ctx: CheckContext) -> Iterator[Finding]:
             )
 
 
-def _torch_use(node: "ast.AST") -> bool:
+def _torch_use(node: ast.AST) -> bool:
     """An API attribute, or an import from torch or torch.amp."""
     import ast
 
@@ -332,7 +335,7 @@ def _api_lines(text: str) -> list[int] | None:
     return lines_holding(text, tuple(_API_ATTRIBUTES), re.compile(_FROM_TORCH))
 
 
-def _walk(tree: "ast.AST", lines: list[int] | None = None) -> "list[tuple[ast.AST, bool]]":
+def _walk(tree: ast.AST, lines: list[int] | None = None) -> list[tuple[ast.AST, bool]]:
     """The `from ... import` statements and the attributes named like an API of _TORCH_APIS, in the order of a
     depth-first walk (last child first), each with whether it sits under a version test or in a `try:` with an
     ImportError-style handler (a compatibility switch that picks the API by version). One loop over the nodes,

@@ -104,10 +104,13 @@ No fix: the pin or the config is the user's to change.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
 
 from precisionlint.checks import CheckContext
+from precisionlint.core.light_typing import TYPE_CHECKING
 from precisionlint.core.model import Finding, Severity
+
+if TYPE_CHECKING:
+    from typing import Any
 
 CODE = "PL407"
 NAME = "known-precision-bug"

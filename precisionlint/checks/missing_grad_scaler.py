@@ -76,10 +76,10 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Iterator
-from typing import TYPE_CHECKING
 
 from precisionlint.checks import CheckContext
 from precisionlint.checks._attribution import is_test_code
+from precisionlint.core.light_typing import TYPE_CHECKING
 from precisionlint.core.model import Finding, Severity
 from precisionlint.script.names import dotted
 

@@ -52,10 +52,10 @@ No fix: which of the two to keep, or which DeepSpeed to require, is the user's c
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import TYPE_CHECKING
 
 from precisionlint.checks import CheckContext
 from precisionlint.checks._attribution import hedge, is_test_code
+from precisionlint.core.light_typing import TYPE_CHECKING
 from precisionlint.core.model import Finding, Related, Setting, Severity
 
 if TYPE_CHECKING:

@@ -74,13 +74,16 @@ version it needs.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
 
 from precisionlint.checks import CheckContext
 from precisionlint.checks._attribution import certain, hedge
+from precisionlint.core.light_typing import TYPE_CHECKING
 from precisionlint.core.model import Finding, Setting, Severity
 from precisionlint.frameworks import setting_vocabulary
 from precisionlint.sources.setting_edits import replace_value
+
+if TYPE_CHECKING:
+    from typing import Any
 
 CODE = "PL101"
 NAME = "unknown-precision-value"

@@ -8,11 +8,14 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
-from typing import Any
 
 from precisionlint.cli.check_options import OPTIONS
 from precisionlint.cli.rule_selection import comma_separated, gpus_for, rules_for
+from precisionlint.core.light_typing import TYPE_CHECKING
 from precisionlint.run.config import UsageError
+
+if TYPE_CHECKING:
+    from typing import Any
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 

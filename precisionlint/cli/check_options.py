@@ -13,7 +13,11 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from typing import Any
+
+from precisionlint.core.light_typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from typing import Any
 
 OUTPUT_FORMATS = ("text", "concise", "full", "grouped", "json", "json-lines", "github", "gitlab", "junit",
                   "sarif")

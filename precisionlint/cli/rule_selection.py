@@ -6,9 +6,12 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Sequence
-from typing import Any
 
+from precisionlint.core.light_typing import TYPE_CHECKING
 from precisionlint.run.config import UsageError
+
+if TYPE_CHECKING:
+    from typing import Any
 
 
 def comma_separated(values: Sequence[str]) -> list[str]:

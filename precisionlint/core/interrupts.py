@@ -19,9 +19,12 @@ import os
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any
 
+from precisionlint.core.light_typing import TYPE_CHECKING
 from precisionlint.core.signals import signal  # the signal module's functions, without its enums
+
+if TYPE_CHECKING:
+    from typing import Any
 
 EXIT_SIGINT = 128 + 2
 EXIT_SIGTERM = 128 + 15

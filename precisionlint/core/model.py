@@ -6,16 +6,20 @@ equality, ordering, hashing, pickling) and cost a fraction of the start-up time 
 of `check` pays.
 """
 
-# No `from __future__ import annotations` here: a NamedTuple class checks its fields' annotations when it is made,
-# and string annotations are each compiled into a ForwardRef for that, about 40% of making these records at every
-# start (they are made in every run). So the annotations here are objects, and the few that name a class not yet
-# defined where they stand are written as strings.
+from __future__ import annotations
 
 import enum
 from collections.abc import Callable
-from typing import Any, Literal, NamedTuple
 
+from precisionlint.core.light_typing import TYPE_CHECKING
 from precisionlint.core.lines import line_starts, position
+
+if TYPE_CHECKING:
+    from typing import Any, Literal, NamedTuple
+else:
+    # typing.NamedTuple's classes, built without importing typing; nor do they compile the fields' annotations
+    # (strings, under the __future__ import) into ForwardRefs as typing's do (core/light_typing.py)
+    from precisionlint.core.light_typing import NamedTuple
 
 
 class Severity(enum.IntEnum):
@@ -30,7 +34,7 @@ class Severity(enum.IntEnum):
         return self.name.lower()
 
     @classmethod
-    def parse(cls, text: str) -> "Severity":
+    def parse(cls, text: str) -> Severity:
         try:
             return cls[text.strip().upper()]
         except KeyError:
@@ -47,11 +51,14 @@ class Span(NamedTuple):
     end_column: int
 
     @classmethod
-    def point(cls, line: int, column: int, width: int = 1) -> "Span":
+    def point(cls, line: int, column: int, width: int = 1) -> Span:
         return cls(line, column, line, column + max(width, 1))
 
 
-Applicability = Literal["safe", "unsafe"]
+if TYPE_CHECKING:
+    Applicability = Literal["safe", "unsafe"]
+else:
+    Applicability = str  # one of those names: at run time only annotations name the type
 
 
 class Edit(NamedTuple):
@@ -162,7 +169,10 @@ class Confidence(enum.IntEnum):
 # Where a setting came from. "python" settings are literal keyword arguments of calls in scripts.
 # "shell": launch scripts (their Document holds Launches in `tree` and no settings). "notebook": .ipynb files,
 # loaded as the Python program of their code cells (the Document's format is "python").
-Format = Literal["toml", "yaml", "json", "python", "shell", "notebook"]
+if TYPE_CHECKING:
+    Format = Literal["toml", "yaml", "json", "python", "shell", "notebook"]
+else:
+    Format = str  # one of those names: at run time only annotations name the type
 
 
 class SourceFile(NamedTuple):
@@ -217,9 +227,9 @@ class Setting(NamedTuple):
 class _Unresolved:
     """Marker for a value that cannot be known statically (a variable, an f-string, a CLI flag)."""
 
-    _instance: "_Unresolved | None" = None
+    _instance: _Unresolved | None = None
 
-    def __new__(cls) -> "_Unresolved":
+    def __new__(cls) -> _Unresolved:
         if cls._instance is None:
             cls._instance = super().__new__(cls)
         return cls._instance

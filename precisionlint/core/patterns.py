@@ -15,7 +15,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from typing import Any, AnyStr, Generic
+
+from precisionlint.core.light_typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from typing import Any, AnyStr, Generic
+else:
+    from precisionlint.core.light_typing import AnyStr, Generic
 
 
 class LazyPattern(Generic[AnyStr]):

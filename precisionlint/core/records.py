@@ -18,7 +18,10 @@ A subclass lists its fields in `_fields`, in the dataclass's order (the repr sho
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from precisionlint.core.light_typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from typing import Any, ClassVar
 
 _IN_REPR: set[int] = set()  # records being shown: a record reached again inside its own repr is shown as "..."
 

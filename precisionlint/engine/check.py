@@ -18,10 +18,10 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from typing import Any
 
 from precisionlint.checks import CheckContext, Rule
 from precisionlint.checks._meta import INTERNAL_ERROR, LIMIT_EXCEEDED, NEWER_SYNTAX, PARSE_ERROR
+from precisionlint.core.light_typing import TYPE_CHECKING
 from precisionlint.core.memory import ran_out_of_memory
 from precisionlint.core.model import Document, Finding, Format, SourceFile
 from precisionlint.engine.gate import needs_script_model, python_tree_is_read
@@ -33,6 +33,9 @@ from precisionlint.engine.results import FileResult, engine_finding
 from precisionlint.frameworks.documents import load_document
 from precisionlint.sources import LimitError, NewerSyntaxError, NotCheckable, SourceError
 from precisionlint.sources.decoding import decode_source
+
+if TYPE_CHECKING:
+    from typing import Any
 
 
 def check_source(source: SourceFile, options: EngineOptions, data: bytes | None = None) -> FileResult:

@@ -5,12 +5,15 @@ from __future__ import annotations
 import gc
 import sys
 from collections.abc import Callable
-from typing import Any, ParamSpec, TypeVar
 
+from precisionlint.core.light_typing import TYPE_CHECKING
 from precisionlint.sources import Limits
 
-_P = ParamSpec("_P")
-_T = TypeVar("_T")
+if TYPE_CHECKING:
+    from typing import Any, ParamSpec, TypeVar
+
+    _P = ParamSpec("_P")
+    _T = TypeVar("_T")
 
 
 class TimeLimitExceeded(BaseException):

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
 from precisionlint.checks import Rule
+from precisionlint.core.light_typing import TYPE_CHECKING
 from precisionlint.core.model import SourceFile
 from precisionlint.sources import Limits
 

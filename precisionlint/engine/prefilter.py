@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
+from precisionlint.core.light_typing import TYPE_CHECKING
 from precisionlint.core.model import Format
 from precisionlint.sources.decoding import wide_encoding
 

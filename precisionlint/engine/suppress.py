@@ -22,11 +22,14 @@ from __future__ import annotations
 import io
 import re
 from collections.abc import Iterable, Sequence
-from typing import Any
 
+from precisionlint.core.light_typing import TYPE_CHECKING
 from precisionlint.core.lines import line_starts
 from precisionlint.core.model import Document, Edit, Finding, Fix, Severity, Span
 from precisionlint.core.patterns import lazy_pattern
+
+if TYPE_CHECKING:
+    from typing import Any
 
 DIRECTIVE = lazy_pattern(globals(), "DIRECTIVE",
     r"precisionlint\s*:\s*(?P<kind>file-ignore|ignore|disable|enable)\b\s*(?:\[(?P<rules>[^\]]*)\])?",

@@ -15,12 +15,14 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any
 
+from precisionlint.core.light_typing import TYPE_CHECKING
 from precisionlint.core.model import UNRESOLVED, Document, Setting
 from precisionlint.sources import template_action
 
 if TYPE_CHECKING:
+    from typing import Any
+
     from precisionlint.frameworks.accelerate import MIXED_PRECISION as ACCELERATE_MIXED_PRECISION
     from precisionlint.frameworks.base import Call, Facts, Mode, Row, Section, Vocabulary
     from precisionlint.frameworks.hf import HALF_PRECISION_BACKEND as HF_HALF_PRECISION_BACKEND

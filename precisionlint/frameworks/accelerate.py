@@ -8,10 +8,13 @@ the value is lower-cased before the check) - anything else raises ValueError.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
 
+from precisionlint.core.light_typing import TYPE_CHECKING
 from precisionlint.frameworks import deepspeed
 from precisionlint.frameworks.base import CERTAIN, LIKELY, Call, Facts, Mode, Row, Section, Vocabulary, described, exact
+
+if TYPE_CHECKING:
+    from typing import Any
 
 NAME = "accelerate"
 TITLE = "Accelerate"

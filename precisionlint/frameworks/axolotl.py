@@ -9,8 +9,8 @@ true/false/yes/no/on/off/1/0 strings as booleans.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
 
+from precisionlint.core.light_typing import TYPE_CHECKING
 from precisionlint.frameworks.base import (
     CERTAIN,
     Facts,
@@ -22,6 +22,9 @@ from precisionlint.frameworks.base import (
     described,
     lax_boolean,
 )
+
+if TYPE_CHECKING:
+    from typing import Any
 
 NAME = "axolotl"
 TITLE = "axolotl"

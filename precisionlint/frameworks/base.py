@@ -17,15 +17,20 @@ Checks never see key names or formats: they get Settings carrying `framework`, `
 and ask `vocabulary(setting)` what the value means.
 """
 
-# No `from __future__ import annotations`: this module's NamedTuples are made at every start (core/model.py says why).
+from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable
-from typing import Any, NamedTuple
 
+from precisionlint.core.light_typing import TYPE_CHECKING
 from precisionlint.core.model import Confidence
 from precisionlint.core.patterns import lazy_pattern
 from precisionlint.frameworks.call import Call as Call  # where it was declared; a Python file's check reads it there
+
+if TYPE_CHECKING:
+    from typing import Any, NamedTuple
+else:
+    from precisionlint.core.light_typing import NamedTuple
 
 CERTAIN = Confidence.CERTAIN
 LIKELY = Confidence.LIKELY

@@ -2,9 +2,14 @@
 (frameworks.python_calls, through the generated calls_catalog.py): it sits here, apart from base.py's config types,
 so that checking a script imports none of those."""
 
-# No `from __future__ import annotations`: this module's NamedTuples are made at every start (core/model.py says why).
+from __future__ import annotations
 
-from typing import NamedTuple
+from precisionlint.core.light_typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from typing import NamedTuple
+else:
+    from precisionlint.core.light_typing import NamedTuple
 
 
 class Call(NamedTuple):

@@ -10,9 +10,12 @@ raises ValueError for anything else when the Trainer is built.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
 
+from precisionlint.core.light_typing import TYPE_CHECKING
 from precisionlint.frameworks.base import CERTAIN, LIKELY, Call, Facts, Mode, Row, Section, Vocabulary, described, exact
+
+if TYPE_CHECKING:
+    from typing import Any
 
 NAME = "composer"
 TITLE = "Composer"

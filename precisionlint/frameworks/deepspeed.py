@@ -10,9 +10,12 @@ initial_scale_power, loss_scale_window, hysteresis, consecutive_hysteresis, min_
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
 
+from precisionlint.core.light_typing import TYPE_CHECKING
 from precisionlint.frameworks.base import CERTAIN, LIKELY, Facts, Row, Section, described
+
+if TYPE_CHECKING:
+    from typing import Any
 
 NAME = "deepspeed"
 TITLE = "DeepSpeed"

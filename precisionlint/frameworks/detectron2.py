@@ -8,9 +8,12 @@ another type when the file is merged.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
 
+from precisionlint.core.light_typing import TYPE_CHECKING
 from precisionlint.frameworks.base import CERTAIN, Facts, Mode, Row, Section, Vocabulary, child_map
+
+if TYPE_CHECKING:
+    from typing import Any
 
 NAME = "detectron2"
 TITLE = "Detectron2"

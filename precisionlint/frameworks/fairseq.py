@@ -9,8 +9,8 @@ FP16Optimizer with float32 master weights and dynamic loss scaling from `fp16_in
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
 
+from precisionlint.core.light_typing import TYPE_CHECKING
 from precisionlint.frameworks.base import (
     CERTAIN,
     Facts,
@@ -23,6 +23,9 @@ from precisionlint.frameworks.base import (
     described,
     lax_boolean,
 )
+
+if TYPE_CHECKING:
+    from typing import Any
 
 NAME = "fairseq"
 TITLE = "fairseq"

@@ -10,11 +10,14 @@ fp16_backend and fp16_opt_level, removed in 5.x).
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
 
+from precisionlint.core.light_typing import TYPE_CHECKING
 from precisionlint.frameworks import deepspeed
 from precisionlint.frameworks.base import CERTAIN, LIKELY, Call, Facts, Row, Section, described
 from precisionlint.frameworks.call_words import HF_ARGUMENT_CLASSES
+
+if TYPE_CHECKING:
+    from typing import Any
 
 NAME = "hf"
 TITLE = "Transformers TrainingArguments"

@@ -14,9 +14,12 @@ Vocabulary: lightning/fabric/connector.py `_PRECISION_INPUT` and `_convert_preci
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
 
+from precisionlint.core.light_typing import TYPE_CHECKING
 from precisionlint.frameworks.base import CERTAIN, LIKELY, Call, Facts, Mode, Row, Section, Vocabulary, scalar
+
+if TYPE_CHECKING:
+    from typing import Any
 
 NAME = "lightning"
 TITLE = "Lightning"

@@ -11,13 +11,14 @@ arguments - anything else (an int too) raises TypeError. The wrapper unscales be
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any
 
+from precisionlint.core.light_typing import TYPE_CHECKING
 from precisionlint.frameworks.base import CERTAIN, Mode, Vocabulary, exact
 from precisionlint.frameworks.call_words import MMENGINE_MARKER
 
 if TYPE_CHECKING:
     import ast  # a config's check imports this module and parses no Python
+    from typing import Any
 
 NAME = "mmengine"
 TITLE = "MMEngine"

@@ -15,10 +15,13 @@ legacy spellings are NeMo's normal ones. Source: nemo/collections/nlp/parts/mega
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
 
+from precisionlint.core.light_typing import TYPE_CHECKING
 from precisionlint.frameworks import lightning
 from precisionlint.frameworks.base import CERTAIN, Facts, Row, Section, Vocabulary, child_map
+
+if TYPE_CHECKING:
+    from typing import Any
 
 NAME = "nemo"
 TITLE = "NeMo (Megatron)"

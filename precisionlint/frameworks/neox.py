@@ -9,8 +9,8 @@ Literal["fp16", "fp32", "bfloat16"]` (validated at start-up); the fp16/bf16 bloc
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
 
+from precisionlint.core.light_typing import TYPE_CHECKING
 from precisionlint.frameworks import deepspeed
 from precisionlint.frameworks.base import (
     CERTAIN,
@@ -23,6 +23,9 @@ from precisionlint.frameworks.base import (
     exact,
     normalized_keys,
 )
+
+if TYPE_CHECKING:
+    from typing import Any
 
 NAME = "neox"
 TITLE = "GPT-NeoX"

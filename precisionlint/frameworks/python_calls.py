@@ -8,8 +8,8 @@ a project's own `Trainer(precision=...)` is not Lightning's. Nothing is executed
 from __future__ import annotations
 
 import ast
-from typing import TYPE_CHECKING, Any
 
+from precisionlint.core.light_typing import TYPE_CHECKING
 from precisionlint.core.model import NOT_YET, UNRESOLVED, Confidence, Document, Setting
 from precisionlint.core.patterns import lazy_pattern
 from precisionlint.frameworks.call import Call
@@ -18,6 +18,8 @@ from precisionlint.frameworks.calls_catalog import FRAMEWORK_CALLS
 from precisionlint.sources.literal import literal_eval
 
 if TYPE_CHECKING:
+    from typing import Any
+
     from precisionlint.sources.python_index import PythonIndex
 
 

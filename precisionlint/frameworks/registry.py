@@ -9,9 +9,12 @@ from __future__ import annotations
 import importlib
 from collections.abc import Iterator
 from types import ModuleType
-from typing import Any
 
+from precisionlint.core.light_typing import TYPE_CHECKING
 from precisionlint.frameworks.base import Facts, Section, Vocabulary
+
+if TYPE_CHECKING:
+    from typing import Any
 
 # Frameworks that attribute sections of TOML / YAML / JSON configs, by module name: adding a framework is its module
 # in this package and its name here (the one registry line).

@@ -10,9 +10,12 @@ bf16; anything else raises ValueError "Specified autocast mode ... incorrect").
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
 
+from precisionlint.core.light_typing import TYPE_CHECKING
 from precisionlint.frameworks.base import CERTAIN, LIKELY, Facts, Mode, Row, Section, Vocabulary, exact
+
+if TYPE_CHECKING:
+    from typing import Any
 
 NAME = "speechbrain"
 TITLE = "SpeechBrain"

@@ -8,9 +8,12 @@ recipes also refuse fp16).
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
 
+from precisionlint.core.light_typing import TYPE_CHECKING
 from precisionlint.frameworks.base import CERTAIN, Facts, Mode, Row, Section, Vocabulary, exact
+
+if TYPE_CHECKING:
+    from typing import Any
 
 NAME = "torchtune"
 TITLE = "torchtune"

@@ -8,9 +8,12 @@ goes to the Lightning Trainer (Lightning's vocabulary); `tf32_matmul_precision` 
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
 
+from precisionlint.core.light_typing import TYPE_CHECKING
 from precisionlint.frameworks.base import CERTAIN, Facts, Row, Section, child_map
+
+if TYPE_CHECKING:
+    from typing import Any
 
 NAME = "trainer_config"
 TITLE = "the trainer_config factory"

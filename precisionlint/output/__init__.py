@@ -9,9 +9,12 @@ from __future__ import annotations
 import importlib
 import os
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, TextIO
+
+from precisionlint.core.light_typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from typing import TextIO
+
     from precisionlint.checks import Rule
     from precisionlint.core.model import Finding
 

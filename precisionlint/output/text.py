@@ -18,12 +18,14 @@ source lines of each finding, its span underlined:
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, TextIO
 
+from precisionlint.core.light_typing import TYPE_CHECKING
 from precisionlint.core.model import Finding, Severity
 from precisionlint.output import printable_path
 
 if TYPE_CHECKING:
+    from typing import TextIO
+
     from precisionlint.output import RenderOptions
 
 Style = Callable[..., str]

@@ -21,8 +21,8 @@ import os
 import sys
 import time
 from collections.abc import Collection, Iterator
-from typing import TYPE_CHECKING
 
+from precisionlint.core.light_typing import TYPE_CHECKING
 from precisionlint.core.patterns import lazy_pattern
 from precisionlint.core.racy_stat import UNSETTLED, settled
 

@@ -26,16 +26,19 @@ launcher at the root gives), as project.Project.resolve does.
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING, Any, NamedTuple
 
+from precisionlint.core.light_typing import TYPE_CHECKING
 from precisionlint.project.reads import SKIPPED_FOLDERS, Read, project_files
 
 if TYPE_CHECKING:
     import ast  # a config's check imports this module and parses no Python
+    from typing import Any, NamedTuple
 
     from precisionlint.core.model import Document
     from precisionlint.project import Project
     from precisionlint.project.model import ProjectModel
+else:
+    from precisionlint.core.light_typing import NamedTuple
 
 
 # Words one of the loads above needs in a script's text: a script without any is not parsed.
@@ -236,9 +239,11 @@ def scan_ahead(model: ProjectModel, config_paths: list[str]) -> None:
         _index(model.project_of_folder(root), [path for holding in by_folder.values() for path in holding])
 
 
-# A name bound to (a section of) a loaded config. Made with field types that are objects, not the strings this
-# module's annotations are: a string costs a compile() when the class is made (project/reads.py says why).
-_Config = NamedTuple("_Config", [("config", str), ("section", tuple[str, ...])])  # noqa: UP014 - see above
+class _Config(NamedTuple):
+    """A name bound to (a section of) a loaded config."""
+
+    config: str
+    section: tuple[str, ...]
 
 
 class ScriptReads:

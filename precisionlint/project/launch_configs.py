@@ -13,9 +13,12 @@ A path holding a shell variable names no file.
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING, Any
+
+from precisionlint.core.light_typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from typing import Any
+
     from precisionlint.project import Project
     from precisionlint.project.reads import Read
 

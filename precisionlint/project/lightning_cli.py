@@ -15,10 +15,12 @@ A word holding a shell variable names no file, and a flag whose value holds one 
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING, Any
+
+from precisionlint.core.light_typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     import ast  # a config's check imports this module and parses no Python
+    from typing import Any
 
     from precisionlint.core.model import Document, Setting
     from precisionlint.project import Project

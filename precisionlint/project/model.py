@@ -28,7 +28,8 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import TYPE_CHECKING
+
+from precisionlint.core.light_typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from precisionlint.core.model import Document

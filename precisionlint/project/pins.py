@@ -14,10 +14,13 @@ from __future__ import annotations
 
 import os
 import re
-from typing import Any
 
+from precisionlint.core.light_typing import TYPE_CHECKING
 from precisionlint.core.patterns import lazy_pattern
 from precisionlint.project.versions import VersionRange, parse_specifier
+
+if TYPE_CHECKING:
+    from typing import Any
 
 Pins = dict[str, VersionRange]
 

@@ -3,18 +3,18 @@ and the folders whose files are never a project's readers: shared by project/con
 of launch lines (project/launch_configs.py, project/lightning_cli.py). And one launch line that starts a script
 (project/launched.py), as the project model keeps them."""
 
-# No `from __future__ import annotations`: this module's NamedTuples are made at every start (core/model.py says why).
+from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING, NamedTuple
+
+from precisionlint.core.light_typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from precisionlint.sources.shell_source import Launch
+    from typing import NamedTuple
+
+    from precisionlint.sources.shell_source import Launch  # not imported by a check that reads no launch line
 else:
-    # The shell reader's class, not imported by a check that reads no launch line. A NamedTuple makes each field's
-    # annotation an object when the class is made, and a string one costs a compile(), whose first call makes the
-    # 120 classes of Python's syntax tree (a tenth of a config's check, which parses no Python).
-    Launch = object
+    from precisionlint.core.light_typing import NamedTuple
 
 
 class Read(NamedTuple):

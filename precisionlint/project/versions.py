@@ -6,12 +6,17 @@ against the release in which an API or spelling appeared. Specifiers follow PEP 
 (`pytorch=1.13` means 1.13.*). A specifier that cannot be read leaves that side of the range unknown.
 """
 
-# No `from __future__ import annotations`: this module's NamedTuples are made at every start (core/model.py says why).
+from __future__ import annotations
 
 import re
-from typing import NamedTuple
 
+from precisionlint.core.light_typing import TYPE_CHECKING
 from precisionlint.core.patterns import lazy_pattern
+
+if TYPE_CHECKING:
+    from typing import NamedTuple
+else:
+    from precisionlint.core.light_typing import NamedTuple
 
 Version = tuple[int, ...]
 
@@ -80,7 +85,7 @@ class VersionRange(NamedTuple):
         `version` introduced (`torch>=2.2` and an API of 2.3). A range without a floor promises nothing."""
         return self.floor is not None and self.floor.version < _trim(version)
 
-    def union(self, other: "VersionRange") -> "VersionRange":
+    def union(self, other: VersionRange) -> VersionRange:
         """The loosest reading of two declarations of one package (requirements.txt and pyproject.toml may
         both name torch): a rule that fires on `all_below` or trusts `all_at_least` stays right for either."""
         if self.floor is None or other.floor is None:

@@ -31,10 +31,13 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
-from typing import Any
 
+from precisionlint.core.light_typing import TYPE_CHECKING
 from precisionlint.core.model import Severity
 from precisionlint.sources import DEFAULT_LIMITS
+
+if TYPE_CHECKING:
+    from typing import Any
 
 # The file names searched in each directory, in order of precedence (as ruff: the dedicated files first).
 CONFIG_NAMES = (".precisionlint.toml", "precisionlint.toml", "pyproject.toml")

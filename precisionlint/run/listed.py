@@ -13,11 +13,13 @@ from __future__ import annotations
 import sys
 from array import array
 from collections.abc import Iterator, Sequence
-from typing import TYPE_CHECKING, overload
 
+from precisionlint.core.light_typing import TYPE_CHECKING
 from precisionlint.core.model import SourceFile
 
 if TYPE_CHECKING:
+    from typing import overload
+
     from precisionlint.core.model import Format
 
 # SourceFile's fields as tuple.__new__ takes them: what SourceFile(...) does, without its keyword handling in
@@ -70,11 +72,12 @@ class ListedFiles(Sequence[SourceFile]):
     def __len__(self) -> int:
         return len(self._names)
 
-    @overload
-    def __getitem__(self, index: int) -> SourceFile: ...
+    if TYPE_CHECKING:  # typing.overload: not imported at run time (core/light_typing.py)
+        @overload
+        def __getitem__(self, index: int) -> SourceFile: ...
 
-    @overload
-    def __getitem__(self, index: slice) -> list[SourceFile]: ...
+        @overload
+        def __getitem__(self, index: slice) -> list[SourceFile]: ...
 
     def __getitem__(self, index: int | slice) -> SourceFile | list[SourceFile]:
         if isinstance(index, slice):

@@ -17,9 +17,12 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any
+
+from precisionlint.core.light_typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from typing import Any
+
     from precisionlint.core.model import SourceFile
     from precisionlint.engine.options import EngineOptions
     from precisionlint.engine.results import FileResult

@@ -13,7 +13,11 @@ from __future__ import annotations
 import os
 import sys
 import time
-from typing import TextIO
+
+from precisionlint.core.light_typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from typing import TextIO
 
 DELAY = 1.0  # seconds before the bar first appears
 INTERVAL = 0.1  # seconds between redraws

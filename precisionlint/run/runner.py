@@ -9,11 +9,14 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
 
 from precisionlint.checks import Rule, all_rules
+from precisionlint.core.light_typing import TYPE_CHECKING
 from precisionlint.core.model import Finding, Severity
 from precisionlint.run.config import Config, ConfigError, ConfigFinder, UsageError
+
+if TYPE_CHECKING:
+    from typing import Any
 
 
 class FileSettings:

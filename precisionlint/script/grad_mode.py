@@ -8,7 +8,8 @@ gradients (no GradScaler is needed for it) nor is a training precision to advise
 from __future__ import annotations
 
 import ast
-from typing import TYPE_CHECKING
+
+from precisionlint.core.light_typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from precisionlint.script.model import AutocastRegion, RegionUse, ScriptModel

@@ -10,31 +10,35 @@ dtype_explicit / enabled / span / dtype_span.
 from __future__ import annotations
 
 import ast
-from typing import TYPE_CHECKING, Any, Literal
 
+from precisionlint.core.light_typing import TYPE_CHECKING
 from precisionlint.core.model import Document, Span
 from precisionlint.core.records import Record
 from precisionlint.script.names import Deprecated
 from precisionlint.script.scopes import Scope
 
 if TYPE_CHECKING:
+    from typing import Any, Literal
+
     from precisionlint.script.positions import Positions
     from precisionlint.script.scopes import ScopeTable
     from precisionlint.script.tf32 import Tf32Write
     from precisionlint.script.values import Resolver
     from precisionlint.script.version_tests import Gate
 
-EventKind = Literal[
-    "backward",  # tensor.backward() / torch.autograd.backward(...)
-    "scaled_backward",  # scaler.scale(loss).backward()
-    "framework_backward",  # accelerator.backward(loss), fabric.backward, self.manual_backward, engine.backward
-    "unscale",  # scaler.unscale_(optimizer)
-    "scaler_step",  # scaler.step(optimizer)
-    "scaler_update",  # scaler.update()
-    "optimizer_step",  # optimizer.step()
-    "clip",  # torch.nn.utils.clip_grad_norm_(...), fsdp_model.clip_grad_norm_(...)
-    "bce",  # F.binary_cross_entropy(...) or a BCELoss module called
-]
+    EventKind = Literal[
+        "backward",  # tensor.backward() / torch.autograd.backward(...)
+        "scaled_backward",  # scaler.scale(loss).backward()
+        "framework_backward",  # accelerator.backward(loss), fabric.backward, self.manual_backward, engine.backward
+        "unscale",  # scaler.unscale_(optimizer)
+        "scaler_step",  # scaler.step(optimizer)
+        "scaler_update",  # scaler.update()
+        "optimizer_step",  # optimizer.step()
+        "clip",  # torch.nn.utils.clip_grad_norm_(...), fsdp_model.clip_grad_norm_(...)
+        "bce",  # F.binary_cross_entropy(...) or a BCELoss module called
+    ]
+else:
+    EventKind = str  # one of those names: at run time only annotations name the type (core/light_typing.py)
 
 
 # Plain classes rather than dataclasses: importing dataclasses costs every check run's workers several milliseconds

@@ -13,15 +13,20 @@ import ast
 import re
 from bisect import bisect_left
 from collections.abc import Iterator
-from typing import Any, Literal
 
+from precisionlint.core.light_typing import TYPE_CHECKING
 from precisionlint.core.patterns import lazy_pattern
 from precisionlint.core.records import Record, ValueRecord
 from precisionlint.script.names import ImportTable
 from precisionlint.script.version_tests import Gate, is_version_test
 from precisionlint.sources.python_index import FastNodeVisitor, lines_holding, subclasses_of
 
-ScopeKind = Literal["module", "class", "function"]
+if TYPE_CHECKING:
+    from typing import Any, Literal
+
+    ScopeKind = Literal["module", "class", "function"]
+else:
+    ScopeKind = str  # one of those names: at run time only annotations name the type (core/light_typing.py)
 # A value a name was assigned, or None when it cannot be known statically.
 Bound = ast.expr | None
 

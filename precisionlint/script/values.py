@@ -11,11 +11,14 @@ from __future__ import annotations
 
 import ast
 import operator
-from typing import Any
 
+from precisionlint.core.light_typing import TYPE_CHECKING
 from precisionlint.core.records import FrozenRecord
 from precisionlint.script.names import DTYPES, canonical, dotted
 from precisionlint.script.scopes import Scope, ScopeTable, is_import_marker
+
+if TYPE_CHECKING:
+    from typing import Any
 
 
 class _Unknown:

@@ -15,13 +15,18 @@ comparison, whose order is not the versions' order, a flag computed elsewhere) i
 compatibility fallback.
 """
 
-# No `from __future__ import annotations`: this module's NamedTuples are made at every start (core/model.py says why).
+from __future__ import annotations
 
 import ast
-from typing import NamedTuple
 
+from precisionlint.core.light_typing import TYPE_CHECKING
 from precisionlint.core.patterns import pattern_on_use
 from precisionlint.project.versions import Bound, Version, parse_version
+
+if TYPE_CHECKING:
+    from typing import NamedTuple
+else:
+    from precisionlint.core.light_typing import NamedTuple
 
 _PARSERS = frozenset({"parse", "Version", "LooseVersion", "StrictVersion", "parse_version", "digit_version"})
 _VERSION_NAMES = frozenset({"TORCH_VERSION", "torch_version", "_TORCH_VERSION", "_torch_version"})

@@ -4,11 +4,15 @@ frameworks above read the canonical settings off the tree, frameworks/documents.
 Parsers are imported lazily, so checking a TOML file never imports ruamel.yaml and vice versa.
 """
 
-# No `from __future__ import annotations`: this module's NamedTuples are made at every start (core/model.py says why).
+from __future__ import annotations
 
-from typing import NamedTuple
-
+from precisionlint.core.light_typing import TYPE_CHECKING
 from precisionlint.core.model import Document, Format
+
+if TYPE_CHECKING:
+    from typing import NamedTuple
+else:
+    from precisionlint.core.light_typing import NamedTuple
 
 EXTENSIONS: dict[str, Format] = {
     ".toml": "toml",

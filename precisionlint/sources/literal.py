@@ -9,7 +9,11 @@ and ValueError where the standard function raises it (callers catch it).
 from __future__ import annotations
 
 import ast
-from typing import Any
+
+from precisionlint.core.light_typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from typing import Any
 
 
 def literal_eval(node: ast.AST) -> Any:

@@ -22,10 +22,13 @@ from __future__ import annotations
 import ast
 import re
 from bisect import bisect_left
-from typing import Any
 
+from precisionlint.core.light_typing import TYPE_CHECKING
 from precisionlint.core.model import Document
 from precisionlint.sources.literal import literal_eval
+
+if TYPE_CHECKING:
+    from typing import Any
 
 _ASSIGNS = (ast.Assign, ast.AnnAssign, ast.AugAssign)
 _BLOCK_FIELDS = ("body", "orelse", "finalbody")

@@ -11,8 +11,8 @@ from __future__ import annotations
 import ast
 import sys
 import warnings
-from typing import TYPE_CHECKING
 
+from precisionlint.core.light_typing import TYPE_CHECKING
 from precisionlint.core.model import Document
 from precisionlint.sources import LimitError, Limits, NewerSyntaxError, NotCheckable, SourceError
 from precisionlint.sources.positions import use_universal_newlines

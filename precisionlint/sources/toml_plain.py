@@ -11,7 +11,10 @@ its own errors: this never accepts a text that tomllib refuses, and never gives 
 
 from __future__ import annotations
 
-from typing import Any
+from precisionlint.core.light_typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from typing import Any
 
 # A bare key's characters (TOML: A-Za-z0-9_-): a key is bare when stripping them leaves nothing.
 _KEY_CHARACTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-"

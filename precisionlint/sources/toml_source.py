@@ -9,8 +9,7 @@ understand valid TOML.
 
 from __future__ import annotations
 
-from typing import Any
-
+from precisionlint.core.light_typing import TYPE_CHECKING
 from precisionlint.core.model import Document
 from precisionlint.core.patterns import lazy_pattern
 from precisionlint.sources import LimitError, Limits, SourceError
@@ -106,7 +105,12 @@ def _duplicate_position(text: str, message: str) -> tuple[int, int]:
 
 
 # key path -> (key_start, key_end, value_start, value_end, removal)
-Positions = dict[tuple[Any, ...], tuple[int, int, int, int, "tuple[int, int] | None"]]
+if TYPE_CHECKING:
+    from typing import Any
+
+    Positions = dict[tuple[Any, ...], tuple[int, int, int, int, "tuple[int, int] | None"]]
+else:
+    Positions = dict  # at run time only annotations name the type (core/light_typing.py)
 
 
 def _build(

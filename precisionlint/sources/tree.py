@@ -6,13 +6,17 @@ spellings to canonical settings once, whatever the format. Offsets are character
 
 from __future__ import annotations
 
-from typing import Any, Literal
-
+from precisionlint.core.light_typing import TYPE_CHECKING
 from precisionlint.core.lines import break_at_or_after, line_start
 from precisionlint.core.patterns import lazy_pattern
 from precisionlint.sources import LimitError
 
-Kind = Literal["map", "seq", "scalar"]
+if TYPE_CHECKING:
+    from typing import Any, Literal
+
+    Kind = Literal["map", "seq", "scalar"]
+else:
+    Kind = str  # one of those names: at run time only annotations name the type (core/light_typing.py)
 
 
 class Node:

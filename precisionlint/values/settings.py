@@ -11,15 +11,19 @@ where the value comes from and when, a value on some paths only is at most a war
 location, and no fix is offered (the value may be read elsewhere, or converted by the option's type).
 """
 
-# No `from __future__ import annotations`: this module's NamedTuples are made at every start (core/model.py says why).
+from __future__ import annotations
 
 import ast
-from typing import TYPE_CHECKING, Any, NamedTuple
 
+from precisionlint.core.light_typing import TYPE_CHECKING
 from precisionlint.core.model import NOT_YET, SAME_FILE, Document, Related, Setting, Span
 
 if TYPE_CHECKING:
+    from typing import Any, NamedTuple
+
     from precisionlint.values.candidates import Finder
+else:
+    from precisionlint.core.light_typing import NamedTuple
 
 class Origin(NamedTuple):
     """How a reached setting's value reaches the framework's call."""
@@ -39,7 +43,7 @@ class Origin(NamedTuple):
         return f"{self.where}{when}; {self.call.message}"
 
 
-def document_finder(document: Document) -> "Finder | None":
+def document_finder(document: Document) -> Finder | None:
     """The value layer of a parsed Python document, built once and shared with the training-step model."""
     if document.value_finder is not NOT_YET:
         return document.value_finder  # type: ignore[no-any-return]
