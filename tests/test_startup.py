@@ -434,6 +434,42 @@ def test_one_small_file_imports_only_what_it_needs(tmp_path: Path, name: str) ->
     assert not crept, f"{name}: imported {crept}; heaviest own import times: {heaviest}"
 
 
+# One small file of each other kind `check` reads, as users name them: no typing on any of their paths either.
+OTHER_ONE_FILES = {
+    "config.yaml": "trainer:\n  precision: 16\n  max_epochs: 3\n",
+    "ds_config.json": '{"fp16": {"enabled": true}, "zero_optimization": {"stage": 2}}\n',
+    "run.sh": "#!/bin/bash\ntorchrun --nproc_per_node 8 train.py --fp16\n",
+    "hf_train.py": ("from transformers import TrainingArguments\n"
+                    "args = TrainingArguments(output_dir='out', fp16=True, bf16=True)\n"),
+    "explore.ipynb": json.dumps({"cells": [{"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None,
+                                            "source": ["import torch\n", "with torch.cuda.amp.autocast():\n",
+                                                       "    loss = model(x)\n", "loss.backward()\n"]}],
+                                 "metadata": {}, "nbformat": 4, "nbformat_minor": 5}),
+}
+
+
+@pytest.mark.parametrize("name", sorted(OTHER_ONE_FILES))
+def test_a_one_file_check_of_any_format_imports_no_typing(tmp_path: Path, name: str) -> None:
+    """typing costs a one-file check about 5 ms; the modules of every format's path take its names for type
+    checkers only (core/light_typing.py). Without site (whose .pth files may import anything), the installed
+    packages (PyYAML, ruamel.yaml) on the path."""
+    import sysconfig
+
+    (tmp_path / name).write_text(OTHER_ONE_FILES[name])
+    (tmp_path / ".git").mkdir()
+    out = tmp_path / "modules.txt"
+    packages = sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), *packages])}
+    result = subprocess.run(
+        [sys.executable, "-S", "-c", ONE_FILE_PROBE, str(out), "check", "--no-progress", "--no-cache", name],
+        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120,
+    )
+    assert result.returncode == (0 if name in ("ds_config.json", "run.sh") else 1), result.stdout + result.stderr
+    modules = set(out.read_text().split())
+    assert "precisionlint.engine.check" in modules
+    assert "typing" not in modules, sorted(m for m in modules if m.startswith("precisionlint"))
+
+
 def test_a_lazy_pattern_is_compiled_on_first_use_then_is_the_compiled_pattern() -> None:
     """The modules of a one-file check compile their regular expressions when they are first used
     (core.patterns): the first use puts the compiled pattern in the module's namespace, a module that imported

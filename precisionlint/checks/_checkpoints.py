@@ -12,12 +12,16 @@ from __future__ import annotations
 
 import os
 import re
-from typing import TYPE_CHECKING, NamedTuple
 
+from precisionlint.core.light_typing import TYPE_CHECKING
 from precisionlint.core.patterns import lazy_pattern
 
 if TYPE_CHECKING:
+    from typing import NamedTuple
+
     from precisionlint.project import Project
+else:
+    from precisionlint.core.light_typing import NamedTuple
 
 
 class Family(NamedTuple):

@@ -25,14 +25,18 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any, NamedTuple
 
+from precisionlint.core.light_typing import TYPE_CHECKING
 from precisionlint.core.model import UNRESOLVED, Span
 from precisionlint.core.patterns import lazy_pattern
 
 if TYPE_CHECKING:
+    from typing import Any, NamedTuple
+
     from precisionlint.checks import CheckContext
     from precisionlint.sources.tree import Node
+else:
+    from precisionlint.core.light_typing import NamedTuple
 
 _FP16 = frozenset({"16", "fp16", "float16", "half"})
 _BF16 = frozenset({"bf16", "bfloat16"})

@@ -15,9 +15,12 @@ from __future__ import annotations
 
 import ast
 import os
-from typing import TYPE_CHECKING, Any
+
+from precisionlint.core.light_typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from typing import Any
+
     from precisionlint.core.model import Document, Setting
     from precisionlint.project.model import ProjectModel
 

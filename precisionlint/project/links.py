@@ -19,12 +19,17 @@ from __future__ import annotations
 import ast
 import os
 from collections.abc import Iterator
-from typing import Any, NamedTuple
 
+from precisionlint.core.light_typing import TYPE_CHECKING
 from precisionlint.core.model import Document, Setting, Span
 from precisionlint.frameworks import call_words
 from precisionlint.sources.python_index import PythonIndex  # the file's one walk, shared by its passes
 from precisionlint.sources.tree import roots
+
+if TYPE_CHECKING:
+    from typing import Any, NamedTuple
+else:
+    from precisionlint.core.light_typing import NamedTuple
 
 # The names scripts call `deepspeed.initialize` through: the module's own and the aliases it is imported as.
 # Quick text tests before a tree walk (project.scripts, run.context_key) look for these same words.

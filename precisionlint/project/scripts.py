@@ -14,13 +14,17 @@ from __future__ import annotations
 import ast
 import re
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, NamedTuple
 
+from precisionlint.core.light_typing import TYPE_CHECKING
 from precisionlint.sources.python_index import walk  # ast.walk's nodes and order, faster
 
 if TYPE_CHECKING:
+    from typing import NamedTuple
+
     from precisionlint.core.model import Document
     from precisionlint.script.model import AutocastRegion, RegionUse, ScriptModel
+else:
+    from precisionlint.core.light_typing import NamedTuple
 
 _DTYPE_NAMES = {"float16": "float16", "half": "float16", "bfloat16": "bfloat16"}
 

@@ -15,12 +15,15 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any
 
+from precisionlint.core.light_typing import TYPE_CHECKING
 from precisionlint.core.lines import line_start, line_starts
 from precisionlint.core.model import Document
 from precisionlint.sources import LimitError, Limits, NotCheckable, SourceError
 from precisionlint.sources.tree import Entry, Kind, Node, NodeBudget, blank_between, whole_line_range
+
+if TYPE_CHECKING:
+    from typing import Any
 
 _WS = re.compile(r"[ \t\r\n]*")
 _JSON_NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(\.[0-9]+)?([eE][-+]?[0-9]+)?")  # json.scanner's NUMBER_RE

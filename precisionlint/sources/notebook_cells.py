@@ -7,7 +7,11 @@ from __future__ import annotations
 import ast
 import re
 import warnings
-from typing import Any
+
+from precisionlint.core.light_typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from typing import Any
 
 _MAGIC = re.compile(r"^(\s*)(?:[%!]|[\w.\[\], ]+=\s*[%!])")
 _HELP = re.compile(r"^(\s*)[\w.]+\?\??\s*$")

@@ -18,10 +18,13 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any
 
+from precisionlint.core.light_typing import TYPE_CHECKING
 from precisionlint.core.model import Edit, Fix
 from precisionlint.core.records import ValueRecord
+
+if TYPE_CHECKING:
+    from typing import Any
 
 # Plain classes rather than dataclasses: importing dataclasses costs every check run's workers several milliseconds
 # (precisionlint/core/records.py has the numbers).

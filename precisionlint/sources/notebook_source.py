@@ -22,12 +22,15 @@ import bisect
 import json
 import re
 import warnings
-from typing import Any
 
+from precisionlint.core.light_typing import TYPE_CHECKING
 from precisionlint.core.model import Document, Finding, Span
 from precisionlint.sources import LimitError, Limits, SourceError
 from precisionlint.sources.notebook_cells import cell_lines, parses
 from precisionlint.sources.notebook_edits import CodeCell, NotebookText, Unmappable, map_fix
+
+if TYPE_CHECKING:
+    from typing import Any
 
 
 def _parsed_whole(program: list[str], starts: list[int]) -> ast.Module | None:

@@ -15,10 +15,15 @@ from __future__ import annotations
 
 import re
 import shlex
-from typing import NamedTuple
 
+from precisionlint.core.light_typing import TYPE_CHECKING
 from precisionlint.core.model import UNRESOLVED, Document, Span
 from precisionlint.sources import Limits
+
+if TYPE_CHECKING:
+    from typing import NamedTuple
+else:
+    from precisionlint.core.light_typing import NamedTuple
 
 # Flags whose value matters to precision rules (spelled with underscores; `--mixed-precision` is read too).
 PRECISION_FLAGS = ("mixed_precision", "fp16", "bf16", "precision", "deepspeed", "deepspeed_config",

@@ -31,12 +31,15 @@ import os
 import re
 import sys
 from collections.abc import Callable
-from typing import Any
 
+from precisionlint.core.light_typing import TYPE_CHECKING
 from precisionlint.core.lines import line_starts
 from precisionlint.core.model import Document
 from precisionlint.sources import Limits
 from precisionlint.sources.tree import Entry, Node, NodeBudget, whole_line_range
+
+if TYPE_CHECKING:
+    from typing import Any
 
 _STATE: dict[str, Any] = {}
 
@@ -160,7 +163,11 @@ _SAMPLES = ("", "1", "-1", "+1", "0x1F", "0o17", "0b101", "1_000", "_", "1:20", 
 
 
 Resolve = Callable[[str], str]
-Table = dict[str, list[tuple[str, Any]]]  # first character of a text -> (tag, compiled pattern), in ruamel's order
+if TYPE_CHECKING:
+    # first character of a text -> (tag, compiled pattern), in ruamel's order
+    Table = dict[str, list[tuple[str, Any]]]
+else:
+    Table = dict  # at run time only annotations name the type (core/light_typing.py)
 
 
 def _lookup(table: Table, default: str) -> Resolve:

@@ -19,7 +19,11 @@ It works on the composed nodes of ruamel.yaml and of PyYAML alike (both have Map
 from __future__ import annotations
 
 import sys
-from typing import Any
+
+from precisionlint.core.light_typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from typing import Any
 
 MERGE_TAG = "tag:yaml.org,2002:merge"
 

@@ -10,13 +10,16 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_left
-from typing import Any
 
+from precisionlint.core.light_typing import TYPE_CHECKING
 from precisionlint.core.lines import parser_line_starts
 from precisionlint.core.model import Document
 from precisionlint.sources import LimitError, Limits, NotCheckable, SourceError, template_action
 from precisionlint.sources.tree import Entry, Node, NodeBudget, whole_line_range
 from precisionlint.sources.yaml_duplicates import resolve_duplicates
+
+if TYPE_CHECKING:
+    from typing import Any
 
 _CONSTRUCTOR: Any = None
 
