@@ -81,6 +81,11 @@ def test_the_scope_walk_visits_only_the_expressions_on_lines_that_can_bind(monke
     walked = [n for n in visited if id(n) in inner]
     assert len(every) > 500
     assert 0 < len(walked) < 20  # inside the last three statements only
+    # the values of assignments, expression statements and returns on the other lines are not even looked at
+    last = SCRIPT.count("\n") - 2
+    values = {id(node.value) for node in ast.walk(tree)
+              if isinstance(node, (ast.Assign, ast.Expr, ast.Return)) and node.lineno < last}
+    assert len(values) >= 200 and not [n for n in visited if id(n) in values]
     assert {n.lineno for n in walked} <= {SCRIPT.count("\n") - 2, SCRIPT.count("\n") - 1, SCRIPT.count("\n")}
     assert _table(pruned) == _table(whole)
     assert pruned.module.poisoned

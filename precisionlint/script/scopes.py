@@ -239,6 +239,22 @@ class _Builder(FastNodeVisitor):
         self.loops = 0
         self.contexts: dict[int, tuple[Conditions, bool]] = {}
 
+    def _walks(self, statement: ast.stmt) -> bool:
+        """Whether visiting the expressions of `statement` can do anything: its lines take in a line where an
+        expression word is written (visit() skips every expression on other lines, so a statement on none of
+        them is not walked at all: most assignments and expression statements)."""
+        lines = self.lines
+        if lines is None:
+            return True
+        position = bisect_left(lines, statement.lineno)
+        return position < len(lines) and lines[position] <= (statement.end_lineno or statement.lineno)
+
+    def _visit_expressions(self, node: ast.Expr | ast.Assert | ast.Raise | ast.Delete) -> None:
+        if self._walks(node):
+            self.generic_visit(node)
+
+    visit_Expr = visit_Assert = visit_Raise = visit_Delete = _visit_expressions
+
     def _note(self, value: ast.AST) -> None:
         if self.conditions or self.loops:
             self.contexts[id(value)] = (tuple(self.conditions), self.loops > 0)
@@ -329,10 +345,13 @@ class _Builder(FastNodeVisitor):
 
     def visit_Assign(self, node: ast.Assign) -> None:
         self._note(node.value)
-        self.visit(node.value)
+        walks = self._walks(node)
+        if walks:
+            self.visit(node.value)
         for target in node.targets:
             self._bind_target(target, node.value)
-            self.visit(target)
+            if walks and type(target) is not ast.Name:  # a name holds nothing to visit
+                self.visit(target)
 
     def visit_AnnAssign(self, node: ast.AnnAssign) -> None:
         if node.value is not None:
@@ -387,7 +406,8 @@ class _Builder(FastNodeVisitor):
         if node.value is not None:
             self.scope.returns.append(node.value)
             self._note(node.value)
-            self.visit(node.value)
+            if self._walks(node):
+                self.visit(node.value)
 
     def visit_Import(self, node: ast.Import) -> None:
         self.imports.add(node, self.fallback > 0)
