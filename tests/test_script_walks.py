@@ -93,6 +93,33 @@ def test_the_scope_walk_visits_only_the_expressions_on_lines_that_can_bind(monke
     assert "n" in pruned.module.bindings
 
 
+def test_the_scope_walk_tests_only_the_ifs_that_name_a_version_or_feature(monkeypatch: pytest.MonkeyPatch) -> None:
+    """With the text and its line starts, an `if` whose lines hold no word of a version or feature test (most
+    `if`s of a script) is known not to be one without walking its test; the others, a test spread over several
+    lines included, are tested, and the table is the one built without the text."""
+    from precisionlint.core.lines import line_starts
+
+    text = (SCRIPT + "".join(f"if step_{i} and not batch_size > {i}:\n    pass\n" for i in range(40))
+            + "if (\n    torch.__version__\n    >= '2.4'\n):\n    x = 1\nelif hasattr(torch, 'amp'):\n    x = 2\n"
+            + "if _ge_2:\n    x = 3\n")
+    tree = ast.parse(text)
+    tested: list[str] = []
+    is_compat_test = scopes.is_compat_test
+
+    def counting(test: ast.expr) -> bool:
+        tested.append(ast.unparse(test))
+        return is_compat_test(test)
+
+    monkeypatch.setattr(scopes, "is_compat_test", counting)
+    whole = build_scopes(tree)
+    assert len(tested) == 44
+    tested.clear()
+    pruned = build_scopes(tree, text, lambda: line_starts(text))
+    assert tested == ["torch.__version__ >= '2.4'", "hasattr(torch, 'amp')", "_ge_2"]
+    assert _table(pruned) == _table(whole)
+    assert sum(pruned.compat_ifs.values()) == 3
+
+
 def test_the_collector_visits_only_the_names_of_deprecated_imports(monkeypatch: pytest.MonkeyPatch) -> None:
     """With a deprecated import, the collector looks at the names that import binds, not at every name: the
     model records the same uses."""

@@ -12,7 +12,7 @@ from __future__ import annotations
 import ast
 import re
 from bisect import bisect_left
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 from precisionlint.core.light_typing import TYPE_CHECKING
 from precisionlint.core.patterns import lazy_pattern
@@ -221,9 +221,14 @@ class _Builder(FastNodeVisitor):
             self.lines = lines
         return None
 
-    def __init__(self, lines: list[int] | None = None) -> None:
+    def __init__(self, lines: list[int] | None = None, text: str = "",
+                 starts: Callable[[], list[int]] | None = None) -> None:
         # the lines where an expression word is written (sorted), None to walk every expression
         self.lines = lines
+        # with lines: the text, and where its lines start (asked for at the first `if`), to rule tests out
+        self.text = text
+        self.starts_of = starts
+        self.starts: list[int] | None = None
         self.module = Scope("module", "<module>", ast.Module(body=[], type_ignores=[]), None)
         self.imports = ImportTable()
         self.by_node: dict[int, Scope] = {}
@@ -254,6 +259,23 @@ class _Builder(FastNodeVisitor):
             self.generic_visit(node)
 
     visit_Expr = visit_Assert = visit_Raise = visit_Delete = _visit_expressions
+
+    def _compat(self, test: ast.expr) -> bool:
+        """is_compat_test(test), ruled out first from the text of the lines the test is written on: each name and
+        attribute it reads, and a `hasattr` called, is written there as the parser reads it (the lines are
+        counted as the parser counts them where `lines` is known: ASCII text, no carriage return), so where
+        neither _VERSION_NAME nor `hasattr` / `getattr` is in them the answer is no (most `if`s of a script)."""
+        if self.lines is not None and self.starts_of is not None:
+            starts = self.starts
+            if starts is None:
+                starts = self.starts = self.starts_of()
+            lineno: int = test.lineno
+            last: int = test.end_lineno or lineno
+            end = starts[last] if last < len(starts) else len(self.text)
+            written = self.text[starts[lineno - 1]:end]
+            if _VERSION_NAME.search(written) is None and "hasattr" not in written and "getattr" not in written:
+                return False
+        return is_compat_test(test)
 
     def _note(self, value: ast.AST) -> None:
         if self.conditions or self.loops:
@@ -459,7 +481,7 @@ class _Builder(FastNodeVisitor):
         gated = len(gates)
         while True:  # an elif chain in a loop, not one nested call per branch
             self.visit(node.test)
-            compat = self.compat_ifs[id(node)] = is_compat_test(node.test)
+            compat = self.compat_ifs[id(node)] = self._compat(node.test)
             self.fallback += compat
             undo += compat
             versioned = compat and is_version_test(node.test)
@@ -486,10 +508,14 @@ class _Builder(FastNodeVisitor):
         self.opaque -= opaque
 
 
-def build_scopes(tree: ast.Module, text: str | None = None) -> ScopeTable:
+def build_scopes(tree: ast.Module, text: str | None = None,
+                 starts: Callable[[], list[int]] | None = None) -> ScopeTable:
     """The scope table of `tree`; with the text it was parsed from, the expressions whose lines hold no
-    _EXPRESSION_WORDS are not walked (most of a file's nodes)."""
-    builder = _Builder(lines_holding(text, _EXPRESSION_WORDS) if text is not None else None)
+    _EXPRESSION_WORDS are not walked (most of a file's nodes), and with `starts` too (where the text's lines
+    start, core.lines.line_starts: asked for once, at the first `if`), the `if` tests whose lines hold no word
+    of a version or feature test are known not to be one without walking them."""
+    lines = lines_holding(text, _EXPRESSION_WORDS) if text is not None else None
+    builder = _Builder(lines, text or "", starts)
     builder.visit(tree)
     return ScopeTable(builder.module, builder.imports, builder.by_node, builder.compat_ifs, builder.contexts)
 

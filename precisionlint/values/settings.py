@@ -65,7 +65,7 @@ def shared_scopes(document: Document, tree: ast.Module) -> tuple[Any, Any]:
         from precisionlint.script.scopes import build_scopes
         from precisionlint.script.values import Resolver
 
-        table = build_scopes(tree, document.text)
+        table = build_scopes(tree, document.text, lambda: document.line_starts)
         found = document.scopes = (tree, table, Resolver(table))
     return found[1], found[2]
 
