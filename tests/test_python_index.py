@@ -322,12 +322,12 @@ def test_the_from_torch_pattern_finds_what_a_word_boundary_finds_at_the_speed_of
 
 
 @pytest.mark.parametrize("path", FILES, ids=lambda p: str(p.relative_to(ROOT)))
-def test_statements_on_lines_are_those_of_the_whole_walk_that_take_in_the_lines(path: Path) -> None:
-    """statements_on_lines gives every statement all_statements gives whose lines, and every enclosing
+def test_statements_pruned_to_lines_are_those_of_the_whole_walk_that_take_in_the_lines(path: Path) -> None:
+    """all_statements with lines gives every statement the whole walk gives whose lines, and every enclosing
     statement's lines, take in one of the lines; and every annotation deprecated-amp-api looks for on a use's
     line is found from them (it reads those, not the whole file)."""
     from precisionlint.checks.deprecated_amp_api import _annotations_of
-    from precisionlint.sources.python_index import statements_on_lines, takes_in
+    from precisionlint.sources.python_index import takes_in
 
     try:
         tree = ast.parse(path.read_text(encoding="utf-8"))
@@ -347,7 +347,7 @@ def test_statements_on_lines_are_those_of_the_whole_walk_that_take_in_the_lines(
     every = all_statements(tree)
     last = max((s.end_lineno or s.lineno for s in every), default=1)
     for lines in ([1], list(range(1, last + 1, 7)), list(range(3, last + 1, 31)), [last]):
-        chosen = statements_on_lines(tree, lines)
+        chosen = all_statements(tree, lines)
         expected = [s for s in every if takes_in(s, lines) and all(takes_in(o, lines) for o in enclosing[id(s)])]
         assert sorted(map(id, chosen)) == sorted(map(id, expected))
         on_lines = [a for a in _annotations_of(every)

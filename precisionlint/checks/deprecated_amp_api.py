@@ -67,7 +67,7 @@ from collections.abc import Callable, Iterator
 from precisionlint.checks import CheckContext
 from precisionlint.core.light_typing import TYPE_CHECKING
 from precisionlint.core.model import Finding, Fix, Severity, Span
-from precisionlint.sources.python_index import lines_holding, statements_on_lines, walk, walk_on_lines
+from precisionlint.sources.python_index import all_statements, lines_holding, walk, walk_on_lines
 
 if TYPE_CHECKING:
     from precisionlint.project.versions import Version, VersionRange
@@ -225,7 +225,7 @@ class _Annotations:
         lines = sorted({use.lineno for use in uses})
         nodes: set[int] = set()
         # only the statements written on those lines can hold such an annotation: the rest of the file is not read
-        for annotation in _annotations_of(statements_on_lines(self.tree, lines)):
+        for annotation in _annotations_of(all_statements(self.tree, lines)):
             first, last = annotation.lineno, annotation.end_lineno or annotation.lineno
             if any(first <= line <= last for line in lines):
                 nodes.update(id(inner) for inner in walk(annotation))

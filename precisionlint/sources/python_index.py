@@ -278,9 +278,11 @@ def _statement_lines(text: str, lines: list[int]) -> list[int]:
     return sorted(set(lines).union(lines_of(text, imports)))
 
 
-def all_statements(tree: ast.AST) -> list[ast.stmt]:
+def all_statements(tree: ast.AST, lines: list[int] | None = None) -> list[ast.stmt]:
     """Every statement under `tree`, nested ones too (bodies, branches, handlers, match cases), without walking
-    any expression: no statement is inside one (a lambda's body is an expression). Depth first, last first."""
+    any expression: no statement is inside one (a lambda's body is an expression). Depth first, last first.
+    With `lines` (sorted), only the statements whose lines (decorators' too) take in one of them: a statement
+    that takes in none is not descended into (nothing inside it can)."""
     found: list[ast.stmt] = []
     stack: list[ast.AST] = [tree]
     while stack:
@@ -288,29 +290,11 @@ def all_statements(tree: ast.AST) -> list[ast.stmt]:
         for field in ("body", "orelse", "finalbody", "handlers", "cases"):
             block = getattr(node, field, None)
             if type(block) is list:  # a lambda's or a conditional expression's body is an expression
+                if lines is not None:  # handlers and match cases stay: their bodies are checked in turn
+                    block = [item for item in block if not isinstance(item, ast.stmt) or takes_in(item, lines)]
                 if field in _BLOCK_FIELDS:
                     found.extend(block)  # handlers and match cases are not statements; their bodies are
                 stack.extend(block)
-    return found
-
-
-def statements_on_lines(tree: ast.AST, lines: list[int]) -> list[ast.stmt]:
-    """The statements under `tree` whose lines (decorators' too) take in one of `lines` (sorted), nested ones
-    too: all_statements without descending into a statement that takes in none of them (nothing inside it can)."""
-    found: list[ast.stmt] = []
-    stack: list[ast.AST] = [tree]
-    stmt = ast.stmt
-    while stack:
-        node = stack.pop()
-        for field in ("body", "orelse", "finalbody", "handlers", "cases"):
-            block = getattr(node, field, None)
-            if type(block) is list:  # a lambda's or a conditional expression's body is an expression
-                for item in block:
-                    if not isinstance(item, stmt):
-                        stack.append(item)  # an except handler or a match case: its body holds the statements
-                    elif takes_in(item, lines):
-                        found.append(item)
-                        stack.append(item)
     return found
 
 
