@@ -785,6 +785,37 @@ def test_the_program_ends_a_one_file_check_without_the_interpreters_teardown(tmp
     assert in_process.stdout.strip().endswith("SystemExit 1"), in_process.stdout
 
 
+KEPT_PROBE = r"""
+import atexit, os, sys
+told = int(sys.argv[1])
+def report():  # at exit: the parsed documents the run kept rather than freed
+    from precisionlint.engine import results
+    os.write(told, b"kept " + repr(None if results._KEPT is None else len(results._KEPT)).encode())
+atexit.register(report)
+caller, sys.argv = sys.argv[2], ["precisionlint", *sys.argv[3:]]
+from precisionlint.cli import entry
+entry.program() if caller == "program" else entry.main()
+"""
+
+
+@pytest.mark.parametrize("caller,paths,kept", [
+    ("program", ["train.py"], "kept 1"),  # ends without the teardown: its tree is freed with the process
+    ("program", ["."], "kept None"),  # a folder: each file's tree is freed once its findings are taken
+    ("main", ["train.py"], "kept None"),  # a caller in the same process goes on: nothing is kept for it
+])
+def test_a_one_file_check_that_ends_the_process_does_not_free_its_tree(tmp_path: Path, caller: str,
+                                                                        paths: list[str], kept: str) -> None:
+    """Freeing a parsed tree object by object is work for nothing in a process that ends without its teardown
+    (a 5 MB script's tree: 0.3 s). The program keeps a one-file check's document to the end; a folder's run
+    and main() in a caller's process free each one as before. The findings are the same."""
+    for file_name, text in _benchmark_files().items():
+        (tmp_path / file_name).write_text(text)
+    (tmp_path / ".git").mkdir()
+    said, result = _probe_run(KEPT_PROBE, tmp_path, caller, "check", "--no-progress", "--no-cache", *paths)
+    assert said == kept, (said, result.stderr)
+    assert result.returncode == 1 and "train.py:" in result.stdout
+
+
 @pytest.mark.parametrize("prelude,ends_at_once", [
     ("import threading\n", True),  # a site .pth may import it at every start: no thread to wait for
     ("import threading, time\nthreading.Thread(target=time.sleep, args=(0.3,)).start()\n", False),

@@ -40,6 +40,8 @@ def program() -> None:
     """The console script and `python -m precisionlint`: main(), and a one-file check ends without the
     interpreter's teardown (_exit_without_teardown). main() itself ends every run with SystemExit, for a caller
     in the same process."""
+    global _ENDS_PROCESS
+    _ENDS_PROCESS = True
     try:
         main()
     except SystemExit as done:
@@ -50,6 +52,8 @@ def program() -> None:
 
 # Whether this process's command line is a check of one file (set by _main): what program() may end at once.
 _ONE_FILE_RUN = False
+# Whether main() was called by program(), which ends a one-file check without the interpreter's teardown.
+_ENDS_PROCESS = False
 
 
 def main() -> None:
@@ -83,6 +87,10 @@ def _main() -> None:
         _ONE_FILE_RUN = values is not None and _one_file(values["paths"])
         if not _ONE_FILE_RUN:
             gc.enable()
+        elif _ENDS_PROCESS:
+            from precisionlint.engine.results import keep_until_exit
+
+            keep_until_exit()  # the file's parsed tree is freed with the process, not before (program())
         if values is not None:
             from precisionlint.cli import check_command
             from precisionlint.core.interrupts import Terminated
