@@ -87,10 +87,12 @@ def _main() -> None:
         _ONE_FILE_RUN = values is not None and _one_file(values["paths"])
         if not _ONE_FILE_RUN:
             gc.enable()
-        elif _ENDS_PROCESS:
+        elif _ENDS_PROCESS and not (values is not None and (values["fix"] or values["diff"] or values["add_noqa"])):
+            # The file's parsed tree is freed with the process, not before (program()). Not where the file is
+            # checked again after fixes or comments are applied: each check's tree would be kept.
             from precisionlint.engine.results import keep_until_exit
 
-            keep_until_exit()  # the file's parsed tree is freed with the process, not before (program())
+            keep_until_exit()
         if values is not None:
             from precisionlint.cli import check_command
             from precisionlint.core.interrupts import Terminated
