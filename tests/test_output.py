@@ -235,6 +235,32 @@ def test_json_array() -> None:
     assert data[1]["severity"] == "error" and data[2]["severity"] == "info"
 
 
+def test_json_edit_locations_follow_each_findings_own_file_in_any_order() -> None:
+    # The line starts of one file are kept at a time (findings come sorted by file): findings that go back to a
+    # file already left still place their edits in that file's text, not the last one's.
+    sources = {"a.py": "x = 1\ny = 2\n", "b.py": "\n\n\nz = 3\n"}
+    edit_a, edit_b = Fix("a", "safe", (Edit(10, 11, "0"),)), Fix("b", "safe", (Edit(7, 8, "0"),))
+    findings = [finding(path="a.py", fix=edit_a), finding(path="b.py", fix=edit_b), finding(path="a.py", fix=edit_a)]
+    data = json.loads(out("json", findings, sources=sources))
+    assert [item["fix"]["edits"][0]["location"] for item in data] == [
+        {"line": 2, "column": 5}, {"line": 4, "column": 5}, {"line": 2, "column": 5}]
+
+
+def test_full_source_frames_follow_each_findings_own_file_in_any_order() -> None:
+    sources = {"a.py": "alpha = 1\n", "b.py": "beta = 2\n"}
+    findings = [finding(path="a.py", span=Span(1, 1, 1, 6)), finding(path="b.py", span=Span(1, 1, 1, 5)),
+                finding(path="a.py", span=Span(1, 1, 1, 6))]
+    frames = [line for line in out("full", findings, sources=sources).splitlines() if "= " in line]
+    assert [("alpha" in line, "beta" in line) for line in frames] == [(True, False), (False, True), (True, False)]
+
+
+def test_json_is_written_element_by_element_as_one_indented_array() -> None:
+    # Written as it is made, the array is spelled exactly as json.dumps(..., indent=2) spells the whole.
+    findings = [*FINDINGS, finding(message="two\nlines and \u00e9 \u2028"), finding(path="caf\u00e9.yaml")]
+    text = out("json", findings, sources={"configs/train.yaml": "a\n" * 40, "train.py": "b\n" * 60})
+    assert text == json.dumps(json.loads(text), indent=2) + "\n"
+
+
 def test_json_empty() -> None:
     assert out("json", []) == "[]\n"
 

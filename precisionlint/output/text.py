@@ -174,12 +174,16 @@ def render(findings: list[Finding], stream: TextIO, options: RenderOptions) -> N
     if options.full:
         from precisionlint.output import source_text
 
-        texts: dict[str, str | None] = {}
+        # One file's text at a time: findings come sorted by file, and keeping every reported file's text
+        # made the report's memory grow with the tree.
+        text_path: str | None = None
+        text: str | None = None
         for finding in findings:
-            if finding.path not in texts:
-                texts[finding.path] = source_text(finding.path, options)
+            if finding.path != text_path:
+                text_path = finding.path
+                text = source_text(finding.path, options)
             head, _, below = format_finding(finding, style).partition("\n")
-            block = [head, *source_frame(finding, texts[finding.path], style)]
+            block = [head, *source_frame(finding, text, style)]
             if below:
                 block.append(below)
             stream.write("\n".join(block) + "\n\n")
