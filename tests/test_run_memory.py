@@ -122,3 +122,47 @@ def test_the_file_list_of_a_walked_tree_costs_a_name_per_file_not_a_path(tmp_pat
     assert all(type(source) is SourceFile for source in every)
     # As SourceFile tuples of absolute paths: about 350 bytes a file here.
     assert kept / len(found.files) < 120
+
+
+def _script(index: int, size: int) -> str:
+    """A real training script of about `size` characters."""
+    body = "".join(f"    loss_{n} = model(batch) * {n}\n" for n in range(size // 32))
+    return f"import torch\n\n\ndef step_{index}(model, batch):\n{body}    return loss_0\n"
+
+
+def test_linked_files_kept_loaded_are_bounded_by_their_text_least_recently_used_first(tmp_path: Path) -> None:
+    from precisionlint.project.model import LINKED_TEXT_BUDGET, ProjectModel
+
+    size = LINKED_TEXT_BUDGET // 3 + 1  # three fit within the budget only just not: two are kept with a third
+    paths = []
+    for index in range(6):
+        path = tmp_path / f"train_{index}.py"
+        path.write_text(_script(index, size))
+        paths.append(str(path))
+    model = ProjectModel()
+    first = model.load_linked(paths[0])
+    second = model.load_linked(paths[1])
+    assert first is not None and second is not None
+    assert model.load_linked(paths[0]) is first  # kept, and now the most recently used
+    model.load_linked(paths[2])  # over the budget: the least recently used (the second) goes
+    assert model.load_linked(paths[0]) is first
+    for path in paths[3:]:
+        model.load_linked(path)
+    kept = [document for document in model.linked.values() if document is not None]
+    assert sum(len(document.text) for document in kept) <= LINKED_TEXT_BUDGET
+    assert len(kept) < len(paths)
+    # One let go is loaded again when asked for: the same file, the same settings.
+    again = model.load_linked(paths[1])
+    assert again is not None and again is not second
+    assert again.text == second.text and again.settings == second.settings
+    assert model.loaded_text(paths[5]) is not None  # the most recent stay loaded
+
+
+def test_a_linked_file_larger_than_the_budget_is_still_kept_while_it_is_the_latest(tmp_path: Path) -> None:
+    from precisionlint.project.model import LINKED_TEXT_BUDGET, ProjectModel
+
+    big = tmp_path / "big_train.py"
+    big.write_text(_script(0, LINKED_TEXT_BUDGET + 1024))
+    model = ProjectModel()
+    document = model.load_linked(str(big))
+    assert document is not None and model.load_linked(str(big)) is document

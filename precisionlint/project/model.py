@@ -41,6 +41,13 @@ if TYPE_CHECKING:
 # and whether it is a project's boundary (pins_signature).
 Known = dict[str, tuple[str | None, str | None, bool]]
 
+# The text of the linked files kept loaded, in characters, past which the least recently used are let go and
+# loaded again if asked for. A launcher, a DeepSpeed JSON or a script that the files around it name stays loaded
+# while they are checked (a file's links are asked for again within a few files of it), but a process no longer
+# keeps every linked file of the tree: the linked training scripts of four copies of icefall, speechbrain,
+# pytorch-image-models and pytorch-lightning held 40 MB of syntax trees in one process, growing with the tree.
+LINKED_TEXT_BUDGET = 256 * 1024
+
 
 class ProjectModel:
     """What one run, or one language server, has learnt of the projects on disk (see the module's docstring)."""
@@ -55,7 +62,9 @@ class ProjectModel:
         self._recorders: list[set[str]] = []  # sets collecting the linked files read while active (recording)
         self.directories: dict[str, Directory] = {}  # absolute path -> what the directory declares
         self.projects: dict[str, Project] = {}  # a file's folder -> its project
-        self.linked: dict[str, Document | None] = {}  # real path -> the linked file loaded (None: unreadable)
+        # Real path -> the linked file loaded (None: unreadable), least recently used first; LINKED_TEXT_BUDGET.
+        self.linked: dict[str, Document | None] = {}
+        self._linked_chars = 0  # the text of the documents in `linked`, in characters
         # Who reads a config (project.config_readers): config real path -> its reads, ...
         self.config_reads: dict[str, dict[str, list[Read]]] = {}  # ... by the scripts of a project root
         self.config_reads_near: dict[str, dict[str, list[Read]]] = {}  # ... by the scripts directly in a folder
@@ -200,7 +209,8 @@ class ProjectModel:
         key = os.path.realpath(path)
         self.note_read(key)
         if key in self.linked:
-            return self.linked[key]
+            found = self.linked[key] = self.linked.pop(key)  # now the most recently used
+            return found
         document: Document | None = None
         try:
             from precisionlint.frameworks.documents import load_document
@@ -221,7 +231,18 @@ class ProjectModel:
         except Exception:  # unreadable, unparsable, too deep: the link says nothing
             document = None
         self.linked[key] = document
+        if document is not None:
+            self._linked_chars += len(document.text)
+            while self._linked_chars > LINKED_TEXT_BUDGET and len(self.linked) > 1:
+                self._drop_linked(next(iter(self.linked)))  # the least recently used
         return document
+
+    def _drop_linked(self, key: str) -> None:
+        """Let a linked document go: loaded again if asked for again. Nothing else is undone: whoever still
+        holds it keeps a whole document, and the cyclic collector frees what cycles it holds once it is let go."""
+        document = self.linked.pop(key, None)
+        if document is not None:
+            self._linked_chars -= len(document.text)
 
     def loaded_text(self, path: str) -> str | None:
         """The text a linked file was loaded from (its editor buffer or the disk), while it is still loaded; None
@@ -237,6 +258,7 @@ class ProjectModel:
         self.directories.clear()
         self.projects.clear()
         self.linked.clear()
+        self._linked_chars = 0
         self.config_reads.clear()
         self.config_reads_near.clear()
         self.config_reads_launched.clear()
@@ -252,8 +274,8 @@ class ProjectModel:
         with `imports` False: the caller knows that the file's import lines are as they were); for a pin file,
         the pins of its directory and the projects built on them. Everything else stays warm (a file created or
         deleted changes directory listings: use forget())."""
-        self.linked.pop(os.path.realpath(path), None)
-        self.linked.pop(os.path.abspath(path), None)
+        self._drop_linked(os.path.realpath(path))
+        self._drop_linked(os.path.abspath(path))
         if path.endswith((".sh", ".bash")):
             self.launch_lines.clear()
         folder = os.path.dirname(os.path.abspath(path))
