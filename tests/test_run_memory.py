@@ -125,20 +125,21 @@ def test_the_file_list_of_a_walked_tree_costs_a_name_per_file_not_a_path(tmp_pat
 
 
 def _script(index: int, size: int) -> str:
-    """A real training script of about `size` characters."""
+    """A real training script of `size` characters or a few more."""
     body = "".join(f"    loss_{n} = model(batch) * {n}\n" for n in range(size // 32))
-    return f"import torch\n\n\ndef step_{index}(model, batch):\n{body}    return loss_0\n"
+    text = f"import torch\n\n\ndef step_{index}(model, batch):\n{body}    return loss_0\n"
+    return text + "#" * (size - len(text)) + "\n"
 
 
 def test_linked_files_kept_loaded_are_bounded_by_their_text_least_recently_used_first(tmp_path: Path) -> None:
     from precisionlint.project.model import LINKED_TEXT_BUDGET, ProjectModel
 
-    size = LINKED_TEXT_BUDGET // 3 + 1  # three fit within the budget only just not: two are kept with a third
+    size = LINKED_TEXT_BUDGET // 3 + 1  # a third of the budget and more: three do not fit, the third lets one go
     paths = []
     for index in range(6):
-        path = tmp_path / f"train_{index}.py"
-        path.write_text(_script(index, size))
-        paths.append(str(path))
+        script = tmp_path / f"train_{index}.py"
+        script.write_text(_script(index, size))
+        paths.append(str(script))
     model = ProjectModel()
     first = model.load_linked(paths[0])
     second = model.load_linked(paths[1])
@@ -146,8 +147,8 @@ def test_linked_files_kept_loaded_are_bounded_by_their_text_least_recently_used_
     assert model.load_linked(paths[0]) is first  # kept, and now the most recently used
     model.load_linked(paths[2])  # over the budget: the least recently used (the second) goes
     assert model.load_linked(paths[0]) is first
-    for path in paths[3:]:
-        model.load_linked(path)
+    for later in paths[3:]:
+        model.load_linked(later)
     kept = [document for document in model.linked.values() if document is not None]
     assert sum(len(document.text) for document in kept) <= LINKED_TEXT_BUDGET
     assert len(kept) < len(paths)
@@ -166,3 +167,28 @@ def test_a_linked_file_larger_than_the_budget_is_still_kept_while_it_is_the_late
     model = ProjectModel()
     document = model.load_linked(str(big))
     assert document is not None and model.load_linked(str(big)) is document
+
+
+def test_the_json_report_holds_one_files_line_starts_at_a_time() -> None:
+    # 200 reported files of 2,000 lines, each with a fix to place: every file's line starts kept to the end of
+    # the report, and the whole array encoded at once, peaked at 16.7 MB; one file's at a time, and each object
+    # written as it is made, at 1.0 MB.
+    import io
+
+    from precisionlint.core.model import Edit, Finding, Fix, Severity, Span
+    from precisionlint.output import render
+
+    text = "x = 1\n" * 2000
+    sources = {f"train_{index}.py": text for index in range(200)}
+    fix = Fix("replace", "safe", (Edit(6000, 6001, "2"),))
+    findings = [Finding("PL101", "legacy-precision-value", Severity.WARNING, path, Span(1001, 5, 1001, 6), "m", fix)
+                for path in sorted(sources)]
+    stream = io.StringIO()
+    tracemalloc.start()
+    try:
+        render("json", findings, stream, rules=all_rules(), sources=sources)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert '"location": {\n' in stream.getvalue()
+    assert peak < 4_000_000, peak  # 1.0 MB here (the report's own text included); 16.7 MB before
