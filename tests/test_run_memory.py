@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import tracemalloc
 from pathlib import Path
+from typing import Any
 
 from precisionlint.checks import all_rules
 from precisionlint.core.model import SourceFile
@@ -192,3 +193,29 @@ def test_the_json_report_holds_one_files_line_starts_at_a_time() -> None:
         tracemalloc.stop()
     assert '"location": {\n' in stream.getvalue()
     assert peak < 4_000_000, peak  # 1.0 MB here (the report's own text included); 16.7 MB before
+
+
+def test_a_run_keeps_the_checked_contents_digests_only_for_add_noqa(tmp_path: Path, monkeypatch: Any) -> None:
+    # --add-noqa compares each file with the content it was checked in; any other run has no use for a digest
+    # per analysed file (kept to the end of the run, they grew with the tree).
+    from precisionlint.cli import check_command
+    from precisionlint.cli.check_options import parse_fast
+    from precisionlint.run import runner
+
+    (tmp_path / "train.py").write_text("import torch\nwith torch.cuda.amp.autocast():\n    y = 1\n")
+    outcomes: list[Any] = []
+    checked = runner.run_check
+
+    def keeping(request: Any) -> Any:
+        outcomes.append(checked(request))
+        return outcomes[-1]
+
+    monkeypatch.setattr(runner, "run_check", keeping)
+    monkeypatch.chdir(tmp_path)
+    for options in (["--exit-zero"], ["--add-noqa"]):
+        values = parse_fast(["--no-progress", "--no-cache", *options, "train.py"])
+        assert values is not None
+        assert check_command.execute(values) == 0
+    plain, adding = outcomes
+    assert plain.findings and plain.digests == {}
+    assert list(adding.digests) == ["train.py"]

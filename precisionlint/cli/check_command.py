@@ -180,6 +180,7 @@ def execute(values: dict[str, Any]) -> int:
         stdin=stdin,
         explicit_config=explicit is not None,
         adjust_config=adjust,
+        digests=bool(values["add_noqa"]),
     )
     try:
         if values["show_settings"]:

@@ -59,6 +59,7 @@ class RunRequest:
         stdin: StdinSource | None = None,
         explicit_config: bool = False,
         adjust_config: Callable[[Config], None] | None = None,
+        digests: bool = True,
     ) -> None:
         self.paths = paths
         self.config = config
@@ -80,6 +81,9 @@ class RunRequest:
         # What the command line sets over every configuration (--config KEY=VALUE, --exclude): applied to each
         # configuration found, before its excludes are used.
         self.adjust_config = adjust_config
+        # Whether the outcome names the content each reported file was checked in (RunOutcome.digests), which
+        # --add-noqa compares before it edits a file: the run keeps a digest per analysed file until then.
+        self.digests = digests
 
 
 class RunOutcome:
@@ -294,7 +298,7 @@ def _run_group(settings: FileSettings, files: Sequence[Any], request: RunRequest
         context_key=context_key,
     )
     warnings: list[str] = []
-    digests: dict[str, str] = {}
+    digests: dict[str, str] | None = {} if request.digests else None
     if request.stdin is not None:
         results = [check_bytes(request.stdin.display, request.stdin.data, files[0].format, options)]
     else:
@@ -327,7 +331,7 @@ def _run_group(settings: FileSettings, files: Sequence[Any], request: RunRequest
     outcome = RunOutcome(findings, [], internal, rules_for_output(findings), files_checked=len(files))
     outcome.unread = unread
     outcome.warnings = warnings
-    outcome.digests = digests
+    outcome.digests = digests if digests is not None else {}
     if request.fix or request.diff:
         from precisionlint.fix.apply import apply_fixes
 
