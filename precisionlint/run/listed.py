@@ -35,8 +35,8 @@ class ListedFiles(Sequence[SourceFile]):
     """Files in the order added. `folder(fs_prefix, shown_prefix)` numbers a folder (its path on disk and as
     shown, each ending in a separator, or "" for the working directory); `add(folder, name, fmt)` adds the file
     `name` in it, whose path is fs_prefix + name and whose name shown is shown_prefix + name; `append(source)`
-    adds any other SourceFile as it is. `links`: the indices of the files that are symbolic links, which
-    `mark_link` adds to, in order (discovery knows them: the walk's listing says so, and git's files are looked at with
+    adds any other SourceFile as it is. `links`: the indices of the files that are symbolic links, in order, which
+    `mark_link` adds to (discovery knows them: the walk's listing says so, and git's files are looked at with
     lstat)."""
 
     __slots__ = ("_folders", "_meta", "_names", "links")
