@@ -46,7 +46,12 @@ Known = dict[str, tuple[str | None, str | None, bool]]
 # while they are checked (a file's links are asked for again within a few files of it), but a process no longer
 # keeps every linked file of the tree: the linked training scripts of four copies of icefall, speechbrain,
 # pytorch-image-models and pytorch-lightning held 40 MB of syntax trees in one process, growing with the tree.
-LINKED_TEXT_BUDGET = 256 * 1024
+# A linked script costs 30 to 55 bytes of memory per character of its text once parsed and read (icefall's
+# 44 kB zipformer/train.py: 1.4 MB as loaded), so the window is 64k characters, a few MB: with 256k the workers
+# of a check of four copies of those repositories held 14 MB more at their peak (108 -> 94 MB in all), and loading
+# the scripts let go again (152 parses of 108 linked files instead of 108) cost no CPU time that could be measured
+# (18.1 and 17.8 s, three rounds each; benchmarks/memory_scaling.py's docstring).
+LINKED_TEXT_BUDGET = 64 * 1024
 
 
 class ProjectModel:
