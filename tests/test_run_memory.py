@@ -219,3 +219,30 @@ def test_a_run_keeps_the_checked_contents_digests_only_for_add_noqa(tmp_path: Pa
     plain, adding = outcomes
     assert plain.findings and plain.digests == {}
     assert list(adding.digests) == ["train.py"]
+
+
+_DEPRECATED = "import torch\n# file {index}\nwith torch.cuda.amp.autocast():\n    pass\n"  # a finding with a fix
+
+
+def test_findings_from_the_workers_share_their_texts(tmp_path: Path, monkeypatch: Any) -> None:
+    from precisionlint.run import parallel
+
+    monkeypatch.setattr(parallel, "MIN_BYTES_FOR_POOL", 1)  # a pool for a small tree
+    monkeypatch.setattr(parallel, "CHUNK_BYTES", 200)  # a few files a chunk: many results, from both workers
+    sources = []
+    for index in range(40):
+        path = tmp_path / f"train{index}.py"
+        path.write_text(_DEPRECATED.format(index=index))  # a distinct content each: each is analysed
+        sources.append(SourceFile(str(path), path.name, "python"))
+    in_process = [result.findings for result in check_all(sources, EngineOptions(all_rules()), 1)]
+    pooled = [result.findings for result in check_all(sources, EngineOptions(all_rules()), 2)]
+    assert pooled == in_process  # the same findings, value for value
+    findings = [finding for found in pooled for finding in found]
+    assert len(findings) >= 40
+    for field in ("code", "name", "message", "notes"):
+        first: dict[Any, Any] = {}
+        for finding in findings:
+            value = getattr(finding, field)
+            assert first.setdefault(value, value) is value, field  # one object for each distinct text
+    descriptions = {id(finding.fix.description) for finding in findings if finding.fix is not None}
+    assert len(descriptions) == len({finding.fix.description for finding in findings if finding.fix is not None})

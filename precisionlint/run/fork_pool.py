@@ -234,7 +234,8 @@ class ForkPool:
     is the spare, given `setup`, and `warm` is not used."""
 
     def __init__(self, sources: Sequence[SourceFile], workers: int, work: Work, warm: Callable[[], None],
-                 spare: Spare | None = None, setup: object = None) -> None:
+                 spare: Spare | None = None, setup: object = None,
+                 adopt: Callable[[FileResult], None] | None = None) -> None:
         from precisionlint.core.interrupts import before_fork, track
 
         self.sources = sources
@@ -247,6 +248,7 @@ class ForkPool:
         self.workers: list[_Worker] = []
         self.stopped = False
         self.early: list[list[tuple[int, FileResult]]] = []  # results taken while the files were still read
+        self.adopt = adopt  # applied to each result as it arrives
         adopted = spare.take(setup) if spare is not None and spare.workers == workers else None
         if adopted is not None:
             pipes, self.arena, self.first = adopted
@@ -429,6 +431,10 @@ class ForkPool:
                 break
             number, done = pickle.loads(worker.inbox[_HEADER:_HEADER + size])
             del worker.inbox[:_HEADER + size]
+            if self.adopt is not None:
+                for _, result in done:
+                    if result is not None:
+                        self.adopt(result)
             if worker.chunks and worker.chunks[0] == number:
                 worker.chunks.popleft()
             self.arena.done(number)

@@ -413,9 +413,18 @@ def _start_pool(sources: Sequence[SourceFile], options: EngineOptions, jobs: int
     setup = _setup(sources, options) if spare is not None else None
     try:
         return ForkPool(sources, jobs, _work, lambda: _warm(sources, options), spare=spare if setup else None,
-                        setup=setup)
+                        setup=setup, adopt=_text_sharer())
     except OSError:  # no fork (out of processes or memory): this process checks everything
         return None
+
+
+def _text_sharer() -> Callable[[FileResult], None]:
+    """What the pool does with each result a worker sends: its findings take the texts that earlier findings
+    hold already (engine.results.share_text), not the fresh copies unpickling made."""
+    from precisionlint.engine.results import share_text
+
+    texts: dict[Any, Any] = {}
+    return lambda result: share_text(result, texts)
 
 
 def _setup(sources: Sequence[SourceFile], options: EngineOptions) -> tuple[Any, ...] | None:
