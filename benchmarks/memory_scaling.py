@@ -29,11 +29,21 @@ sum + file, parent and largest worker in brackets:
     before (reports, linked files kept)    89.5 MB (27.6, 37.1)   136.8 MB (59.9, 57.5)   52.8%
     after                                  86.4 MB (21.5, 34.5)   107.9 MB (28.5, 41.5)   24.9%
 
-What still grows is mostly not live data: in one process (`-j 1`) the traced memory at the end grows 18.3 ->
-22.9 MB from 1x to 4x (the file list, the project model's folders, the findings), while Python's allocator holds
-21 -> 29 arenas, 2.0 -> 5.5 MB of them free blocks (`sys._debugmallocstats()`): objects that live for the run,
-made between two files' trees, keep arenas in use. A worker's RSS climbs over the first third of a 4x run to
-about 37 MB and stays there; a 1x run ends before it gets there.
+Then (`--runs 3 --scales 1 2 4 --baseline`, the code above as the baseline in the same rounds): a window of 64k
+characters of linked files instead of 256k (a parsed script costs 30 to 55 bytes per character), the findings'
+texts shared in the process that reports them, and discovery without a list of every path:
+
+    code      1x                     2x                     4x                     spread
+    before    87.9 MB (21.1, 35.1)   99.2 MB (24.1, 39.1)   106.7 MB (28.3, 41.3)  21.3%   (PSS 69.9 -> 88.4)
+    after     80.1 MB (21.0, 30.7)   87.9 MB (23.7, 33.5)    93.5 MB (27.3, 35.7)  16.7%   (PSS 62.2 -> 75.1)
+
+What still grows (4x against 1x): the parent 6 MB, for the tree's folders (the folder table, each folder's pins
+for the analyses' keys: 2 MB traced), the findings (0.8 MB) and what the allocator keeps around them; each worker
+about 4 MB, of which 2 MB is live (the folders it met: listings, projects, pins) and the rest the holes the freed
+trees leave in the allocator's arenas. Tried and not kept: a fresh worker forked every 4 to 12 MB of files from
+an idle first worker that holds the warm-up (the idle one adds its 20 MB to every scale's RSS sum: 100.6 ->
+113.3 MB, and the 4x PSS falls by only 5 MB, since a fresh worker is back near its peak within a few files);
+bounding the workers' folder tables to 64 or 256 folders (no change); a collection after every chunk (none).
 """
 
 from __future__ import annotations
