@@ -14,18 +14,17 @@ from precisionlint.run.discover import _walk
 ROOT = Path(__file__).resolve().parent.parent
 
 # Names around the folder "a": characters that sort before "/" (" ", "!", "-", ".") and after it ("0", "_", "b"),
-# a folder inside a folder of the same name, capitals, a hidden folder and a name that is not ASCII.
+# a folder inside a folder of the same name, capitals, a hidden folder, a name that is not ASCII and a file of
+# no format that is checked ("c/a").
 PATHS = [
     "a/b.py", "a/a/a.py", "a/a.py", "a/ab/c.py", "a.py", "a-b/x.py", "a b/y.py", "a0/z.py", "a_/w.py", "ab.py",
-    "a", "b/a/b/c.py", "b.py", "B/c.py", "é/a.py", "e/a.py", "z.py", ".hidden/h.py", "a!/q.py",
+    "c/a", "b/a/b/c.py", "b.py", "B/c.py", "é/a.py", "e/a.py", "z.py", ".hidden/h.py", "a!/q.py",
 ]
 
 
 def _make(root: Path) -> None:
     for path in PATHS:
         target = root / path
-        if path == "a":  # a file named "a" cannot sit beside a folder "a": here it is a folder's sibling file
-            target = root / "c" / "a"
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text("x = 1\n")
 
